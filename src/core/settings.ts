@@ -1,0 +1,136 @@
+/**
+ * When compaction runs and how much it keeps.
+ *
+ * Every budget the rest of the core uses is derived here, from the four numbers
+ * a caller actually knows (window, reserve, keep-recent, summary cap), so that
+ * the rules that make compaction terminate live in one file.
+ */
+
+/**
+ * How much recent conversation survives a compaction untouched. It is what
+ * makes compaction terminate: whatever the context grew to, it comes out of a
+ * compaction at roughly summary + this, which is far below any sane threshold,
+ * so the next round cannot immediately re-trigger.
+ */
+export const DEFAULT_KEEP_RECENT_TOKENS = 20_000;
+
+/** The floor on room kept free for the next response. */
+export const DEFAULT_RESERVE_TOKENS = 16_384;
+
+/** How long a summarization stream may go silent before it is cancelled. */
+export const DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS = 120_000;
+
+/**
+ * Summaries shorter than this cannot hold the structured sections at all, so a
+ * cap derived from a tiny reserve is raised to it.
+ */
+export const MIN_SUMMARY_TOKENS = 1024;
+
+/** The split-turn prefix summary needs less room, but not less than this. */
+export const MIN_TURN_PREFIX_SUMMARY_TOKENS = 512;
+
+/**
+ * Share of the summarizer input budget held back because providers count
+ * tokens their own way and our estimate is not theirs.
+ */
+export const SUMMARIZER_INPUT_SAFETY = 0.9;
+
+export interface Settings {
+  /**
+   * Turns automatic (threshold) compaction on. Disabled still allows an
+   * explicit overflow-recovery or manual compaction, which is a repair, not a
+   * policy.
+   */
+  readonly enabled: boolean;
+  /** The model's context window. Zero disables compaction: without a window there is no budget. */
+  readonly maxContextTokens: number;
+  /** The part of the window history may not occupy because the next response has to fit there. */
+  readonly reserveTokens: number;
+  /** Token budget of recent messages kept verbatim. */
+  readonly keepRecentTokens: number;
+  /** Caps the summarization completion. Zero falls back to the reserve-derived budget alone. */
+  readonly maxSummaryTokens: number;
+  /** How long a summarization stream may produce no output before it is cancelled. */
+  readonly stallTimeoutMs: number;
+}
+
+export type SettingsInput = Partial<Settings>;
+
+/**
+ * Fills in defaults and reconciles budgets that cannot all be honored at once.
+ *
+ * Keep-recent is lowered to a quarter of the usable window when it is larger:
+ * keeping half the window verbatim would put the compacted context back over
+ * the threshold within a round or two, which is the compaction loop again.
+ */
+export function normalizeSettings(input: SettingsInput = {}): Settings {
+  const maxContextTokens = positiveOr(input.maxContextTokens, 0);
+  const reserveTokens = positiveOr(input.reserveTokens, DEFAULT_RESERVE_TOKENS);
+  let keepRecentTokens = positiveOr(input.keepRecentTokens, DEFAULT_KEEP_RECENT_TOKENS);
+  if (maxContextTokens > 0) {
+    const quarterOfUsable = Math.floor((maxContextTokens - reserveTokens) / 4);
+    if (keepRecentTokens > quarterOfUsable) keepRecentTokens = Math.max(quarterOfUsable, 1);
+  }
+  return {
+    enabled: input.enabled ?? true,
+    maxContextTokens,
+    reserveTokens,
+    keepRecentTokens,
+    maxSummaryTokens: positiveOr(input.maxSummaryTokens, 0),
+    stallTimeoutMs: positiveOr(input.stallTimeoutMs, DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS),
+  };
+}
+
+/**
+ * The context size above which automatic compaction runs: the window minus
+ * the reserve, at least 1. Zero (off) without a window.
+ */
+export function threshold(s: Settings): number {
+  if (s.maxContextTokens <= 0) return 0;
+  return Math.max(s.maxContextTokens - s.reserveTokens, 1);
+}
+
+/** Whether the current context has crossed the threshold (strictly above it). */
+export function shouldCompact(s: Settings, contextTokens: number): boolean {
+  const t = threshold(s);
+  return s.enabled && t > 0 && contextTokens > t;
+}
+
+/**
+ * Completion cap of the history summary: four fifths of the reserve, capped by
+ * `maxSummaryTokens` and by keep-recent (a summary larger than the tail it
+ * precedes frees nothing), never below {@link MIN_SUMMARY_TOKENS}.
+ */
+export function summaryBudget(s: Settings): number {
+  let cap = Math.floor((s.reserveTokens * 4) / 5);
+  if (s.maxSummaryTokens > 0) cap = Math.min(cap, s.maxSummaryTokens);
+  cap = Math.min(cap, s.keepRecentTokens);
+  return Math.max(cap, MIN_SUMMARY_TOKENS);
+}
+
+/** Completion cap of the split-turn prefix summary: half the summary cap, never below 512. */
+export function turnPrefixBudget(s: Settings): number {
+  return Math.max(Math.floor(summaryBudget(s) / 2), MIN_TURN_PREFIX_SUMMARY_TOKENS);
+}
+
+/**
+ * How many transcript tokens one summarization request may carry: the window
+ * less the completion cap, the prompt's own text and the previous summary, with
+ * a tenth held back (see {@link SUMMARIZER_INPUT_SAFETY}). Without this bound
+ * the summarization request itself overflows and the session is stuck for good.
+ */
+export function summarizerInputBudget(
+  s: Settings,
+  completionCap: number,
+  promptOverheadTokens: number,
+  previousSummaryTokens: number,
+): number {
+  const room = s.maxContextTokens - completionCap - promptOverheadTokens - previousSummaryTokens;
+  return Math.max(Math.floor(room * SUMMARIZER_INPUT_SAFETY), 0);
+}
+
+/** A whole positive number, or the fallback for absent, zero, negative or non-finite input. */
+function positiveOr(value: number | undefined, fallback: number): number {
+  return value !== undefined && Number.isFinite(value) && value > 0 ? Math.floor(value) : fallback;
+}
+

@@ -1,0 +1,54 @@
+/**
+ * The only way the core reaches a language model.
+ *
+ * The core builds the prompt itself (see prompts.ts) so that every summarizer
+ * gets the same instructions and the input budget can account for them; a
+ * summarizer only has to send it and report how generation ended. Keeping the
+ * provider behind this interface is what lets the CLI run offline and lets
+ * tests drive every failure mode without a network.
+ */
+import type { Message } from "./message.js";
+
+/** Which of the two summaries of a compaction is being asked for. */
+export type SummaryKind = "history" | "turnPrefix";
+
+export interface SummarizationRequest {
+  readonly kind: SummaryKind;
+  /** System prompt for the summarization call. */
+  readonly system: string;
+  /** The user prompt: transcript first, instructions last. */
+  readonly prompt: string;
+  /** Completion cap for this call. */
+  readonly maxTokens: number;
+  /**
+   * The messages the transcript was made from (oldest omitted ones excluded),
+   * for summarizers that work without a model, such as the offline archive.
+   */
+  readonly messages: readonly Message[];
+  /** The previous compaction's summary when this request updates it. */
+  readonly previousSummary: string | undefined;
+  /** How many of the oldest messages were left out because they did not fit. */
+  readonly omitted: number;
+  /** Aborted when the caller cancels or the stall watchdog fires. */
+  readonly signal: AbortSignal;
+  /**
+   * Call on every streamed event of any kind. The stall watchdog is reset by
+   * it; response headers alone are not progress.
+   */
+  readonly onProgress: () => void;
+}
+
+export interface SummarizationResponse {
+  readonly text: string;
+  /** Generation stopped on the token cap: the summary is incomplete and is rejected. */
+  readonly truncated: boolean;
+  /** The text is a raw archive, not a model's summary (the offline summarizer). */
+  readonly degraded?: boolean;
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number };
+}
+
+export interface Summarizer {
+  /** Short name for logs and metrics (`anthropic`, `archive`). */
+  readonly name: string;
+  summarize(request: SummarizationRequest): Promise<SummarizationResponse>;
+}

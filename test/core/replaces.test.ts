@@ -1,0 +1,76 @@
+import { createHash } from "node:crypto";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { canonicalJson, replacesOf } from "../../src/core/replaces.js";
+
+describe("replacesOf", () => {
+  it("counts every message of the request and hashes their canonical JSON", () => {
+    const messages = [
+      { role: "user", content: "fix the build" },
+      { role: "assistant", content: [{ type: "text", text: "on it" }] },
+    ];
+    const expected = createHash("sha256")
+      .update('[{"content":"fix the build","role":"user"},{"content":[{"text":"on it","type":"text"}],"role":"assistant"}]')
+      .digest("hex");
+    expect(replacesOf(messages)).toEqual({ count: 2, digest: expected });
+  });
+
+  it("gives the same digest whatever order the keys were written in", () => {
+    const a = [{ role: "user", content: [{ type: "text", text: "hi", cache_control: { type: "ephemeral" } }] }];
+    const b = [{ content: [{ cache_control: { type: "ephemeral" }, text: "hi", type: "text" }], role: "user" }];
+    expect(replacesOf(a).digest).toBe(replacesOf(b).digest);
+  });
+
+  it("changes the digest when any earlier message is edited", () => {
+    const before = [
+      { role: "user", content: "one" },
+      { role: "assistant", content: "two" },
+    ];
+    const edited = [
+      { role: "user", content: "one!" },
+      { role: "assistant", content: "two" },
+    ];
+    expect(replacesOf(before).digest).not.toBe(replacesOf(edited).digest);
+  });
+
+  it("lets an agent that kept appending find the replaced prefix by hashing its first count messages", () => {
+    const sent = [
+      { role: "user", content: "a" },
+      { role: "assistant", content: "b" },
+    ];
+    const contract = replacesOf(sent);
+    const meanwhile = [...sent, { role: "user", content: "c" }];
+    expect(replacesOf(meanwhile.slice(0, contract.count)).digest).toBe(contract.digest);
+  });
+});
+
+describe("canonicalJson", () => {
+  it("sorts keys by UTF-16 code units and writes no whitespace", () => {
+    expect(canonicalJson({ b: 1, a: [true, null], "é": "x", B: { d: 2, c: 1 } })).toBe(
+      '{"B":{"c":1,"d":2},"a":[true,null],"b":1,"é":"x"}',
+    );
+  });
+
+  it("escapes strings and writes numbers exactly as JSON.stringify does", () => {
+    expect(canonicalJson(["line\nbreak \"quoted\" \u2028", 1e21, 0.1, -0])).toBe(
+      JSON.stringify(["line\nbreak \"quoted\" \u2028", 1e21, 0.1, -0]),
+    );
+  });
+
+  it("parses back to the same value for any JSON input", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(JSON.parse(canonicalJson(value))).toEqual(JSON.parse(JSON.stringify(value)));
+      }),
+    );
+  });
+
+  it("is independent of key insertion order for any JSON object", () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (value) => {
+        const reversed = Object.fromEntries(Object.entries(value).reverse());
+        expect(canonicalJson(reversed)).toBe(canonicalJson(value));
+      }),
+    );
+  });
+});

@@ -1,0 +1,320 @@
+import { z } from "zod";
+import { allowEntryProblem } from "./webhooks/callbackAllow.js";
+
+/**
+ * The service's environment table: every variable the API and worker read,
+ * validated once at start-up so a wrong value stops the process with a message
+ * naming it instead of surfacing as a confusing failure hours later.
+ *
+ * Blank values count as unset: orchestrators commonly render `FOO=` for a
+ * variable nobody filled in, and that should mean "use the default".
+ */
+
+/** One bad variable: enough to fix it without reading this file. */
+export interface ConfigProblem {
+  readonly variable: string;
+  /** The value as given, or a placeholder for secrets so they never reach logs. */
+  readonly shown: string;
+  readonly expected: string;
+}
+
+/** Every wrong variable at once, so an operator fixes the environment in one pass. */
+export class ConfigError extends Error {
+  readonly code = "invalid_config";
+  constructor(readonly problems: readonly ConfigProblem[]) {
+    super(
+      `invalid configuration:\n${problems.map((p) => `  ${p.variable}=${p.shown}: ${p.expected}`).join("\n")}`,
+    );
+    this.name = "ConfigError";
+  }
+}
+
+export interface ApiKey {
+  readonly tenant: string;
+  readonly key: string;
+}
+
+/** What the README's environment table is generated from and checked against. */
+export interface ConfigVariableDoc {
+  readonly env: string;
+  readonly field: keyof Config;
+  readonly default: string;
+  readonly description: string;
+}
+
+function fail(ctx: z.RefinementCtx, message: string): typeof z.NEVER {
+  ctx.addIssue({ code: "custom", message });
+  return z.NEVER;
+}
+
+function integer(min: number, max = Number.MAX_SAFE_INTEGER): z.ZodType<number, string> {
+  const expected =
+    max === Number.MAX_SAFE_INTEGER ? `expected an integer ≥ ${min}` : `expected an integer from ${min} to ${max}`;
+  return z.string().transform((raw, ctx) => {
+    const value = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
+    return Number.isSafeInteger(value) && value >= min && value <= max ? value : fail(ctx, expected);
+  });
+}
+
+const positiveNumber: z.ZodType<number, string> = z.string().transform((raw, ctx) => {
+  const value = /^\s*\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : Number.NaN;
+  return Number.isFinite(value) && value > 0 ? value : fail(ctx, "expected a positive number");
+});
+
+function url(schemes: readonly string[]): z.ZodType<string, string> {
+  const expected = `expected a URL starting with ${schemes.map((s) => `${s}//`).join(" or ")}`;
+  return z.string().transform((raw, ctx) => {
+    const value = raw.trim();
+    return URL.canParse(value) && schemes.includes(new URL(value).protocol) ? value : fail(ctx, expected);
+  });
+}
+
+const text: z.ZodType<string, string> = z.string().transform((raw) => raw.trim());
+
+function list(raw: string): string[] {
+  return raw
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== "");
+}
+
+/** Tenants end up in Redis keys and job ids, where `:` and spaces would be separators. */
+const TENANT = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** Problems name entries by position and tenant only: the keys are secrets. */
+const apiKeys: z.ZodType<ApiKey[], string> = z.string().transform((raw, ctx) => {
+  const pairs: ApiKey[] = [];
+  const problems: string[] = [];
+  const tenantOfKey = new Map<string, string>();
+  list(raw).forEach((entry, index) => {
+    const colon = entry.indexOf(":");
+    const tenant = colon < 0 ? "" : entry.slice(0, colon).trim();
+    const key = colon < 0 ? "" : entry.slice(colon + 1).trim();
+    const where = `entry ${index + 1}`;
+    if (colon < 0) problems.push(`${where} has no ":" between tenant and key`);
+    else if (!TENANT.test(tenant)) problems.push(`${where} has tenant "${tenant}" (1-64 of A-Z a-z 0-9 . _ -)`);
+    else if (key === "" || /\s/.test(key)) problems.push(`${where} (tenant "${tenant}") has an empty key or one with spaces`);
+    else if (tenantOfKey.has(key)) problems.push(`tenants "${tenantOfKey.get(key)}" and "${tenant}" share a key`);
+    else {
+      tenantOfKey.set(key, tenant);
+      pairs.push({ tenant, key });
+    }
+  });
+  if (problems.length > 0) return fail(ctx, `expected comma-separated tenant:key pairs with unique keys; ${problems.join("; ")}`);
+  return pairs;
+});
+
+/**
+ * Standard Webhooks secrets are `whsec_` + base64 of the HMAC key. The
+ * signing library decodes base64 leniently (bad characters vanish), so a
+ * mistyped secret would sign with a different key than the receiver holds:
+ * decode strictly here instead. 24 bytes is the Standard Webhooks minimum.
+ */
+const webhookSecret: z.ZodType<string, string> = z.string().transform((raw, ctx) => {
+  const value = raw.trim();
+  const body = value.startsWith("whsec_") ? value.slice("whsec_".length) : null;
+  const valid =
+    body !== null &&
+    /^[A-Za-z0-9+/]+={0,2}$/.test(body) &&
+    body.length % 4 === 0 &&
+    Buffer.from(body, "base64").length >= 24;
+  return valid ? value : fail(ctx, 'expected "whsec_" followed by the base64 of at least 24 random bytes');
+});
+
+/**
+ * BullMQ puts the prefix in front of every key; on Redis Cluster all keys of a
+ * queue must share a slot, which a `{hash tag}` in the prefix guarantees. A
+ * brace that does not form a tag would silently spread a queue over slots.
+ */
+const queuePrefix: z.ZodType<string, string> = z.string().transform((raw, ctx) => {
+  const value = raw.trim();
+  const open = value.indexOf("{");
+  const tagged = open < 0 ? !value.includes("}") : /^\{[^{}]+\}/.test(value.slice(open));
+  return !/\s/.test(value) && tagged
+    ? value
+    : fail(ctx, "expected a prefix without spaces whose braces, if any, form a non-empty {hash tag}");
+});
+
+const callbackAllow: z.ZodType<string[], string> = z.string().transform((raw, ctx) => {
+  const entries = list(raw);
+  const problems = entries.map(allowEntryProblem).filter((problem): problem is string => problem !== null);
+  return problems.length === 0
+    ? entries
+    : fail(ctx, `expected comma-separated host names, IP addresses or CIDRs; ${problems.join("; ")}`);
+});
+
+interface Variable<T> {
+  readonly env: string;
+  readonly default: string;
+  readonly description: string;
+  readonly secret: boolean;
+  readonly schema: z.ZodType<T, string | undefined>;
+}
+
+/** A variable with a default, given in the environment's own string form so it is validated like input. */
+function withDefault<T>(
+  env: string,
+  fallback: string,
+  schema: z.ZodType<T, string>,
+  description: string,
+  { documentedDefault = fallback, secret = false }: { documentedDefault?: string; secret?: boolean } = {},
+): Variable<T> {
+  return { env, default: documentedDefault, description, secret, schema: z.string().default(fallback).pipe(schema) };
+}
+
+/** A variable whose absence means something (documented in `whenUnset`) rather than a default value. */
+function optional<T>(
+  env: string,
+  schema: z.ZodType<T, string>,
+  description: string,
+  whenUnset: string,
+  secret = false,
+): Variable<T | undefined> {
+  return { env, default: whenUnset, description, secret, schema: schema.optional() };
+}
+
+const MIB = 1024 * 1024;
+
+const VARIABLES = {
+  redisUrl: withDefault("REDIS_URL", "redis://127.0.0.1:6379", url(["redis:", "rediss:"]), "Redis holding the queues, results and locks."),
+  anthropicApiKey: optional(
+    "ANTHROPIC_API_KEY",
+    text,
+    "Key for the Anthropic summarizer.",
+    "unset: the worker uses the offline archive summarizer (degraded results) and warns",
+    true,
+  ),
+  anthropicBaseUrl: optional(
+    "ANTHROPIC_BASE_URL",
+    url(["http:", "https:"]),
+    "Anthropic-compatible endpoint (z.ai, Moonshot, DeepSeek, a proxy).",
+    "unset: the SDK's default",
+  ),
+  model: optional("COMPACTD_MODEL", text, "Model that writes the summaries.", "unset: the summarizer's default model"),
+  apiKeys: withDefault(
+    "COMPACTD_API_KEYS",
+    "",
+    apiKeys,
+    "Comma-separated tenant:key pairs; a request's Bearer key picks its tenant.",
+    { documentedDefault: "unset: `serve` refuses to start; `dev` uses tenant `local` with key `dev`", secret: true },
+  ),
+  webhookSecret: optional(
+    "COMPACTD_WEBHOOK_SECRET",
+    webhookSecret,
+    "Standard Webhooks signing secret for callbacks.",
+    "unset: requests with a callbackUrl are refused with 400",
+    true,
+  ),
+  queuePrefix: withDefault(
+    "COMPACTD_QUEUE_PREFIX",
+    "{compactd}",
+    queuePrefix,
+    "Prefix of every Redis key; the {hash tag} keeps a queue in one Redis Cluster slot.",
+  ),
+  port: withDefault("PORT", "8080", integer(1, 65535), "HTTP port of the API."),
+  metricsPort: withDefault("METRICS_PORT", "9464", integer(1, 65535), "Port of the worker's /metrics and /healthz."),
+  workerConcurrency: withDefault(
+    "WORKER_CONCURRENCY",
+    "50",
+    integer(1),
+    "Compactions one worker runs at once; they wait on the LLM, not the CPU.",
+  ),
+  jobAttempts: withDefault("COMPACTD_JOB_ATTEMPTS", "3", integer(1), "Attempts per compaction before it fails."),
+  jobBackoffMs: withDefault("COMPACTD_JOB_BACKOFF_MS", "2000", integer(1), "First retry delay of a compaction, doubled per attempt."),
+  lockDurationMs: withDefault(
+    "COMPACTD_LOCK_DURATION_MS",
+    "10000",
+    integer(1),
+    "Job lock of a worker; a crashed worker's jobs are taken over after it lapses.",
+  ),
+  stalledIntervalMs: withDefault("COMPACTD_STALLED_INTERVAL_MS", "5000", integer(1), "How often workers look for lapsed locks."),
+  maxStalledCount: withDefault(
+    "COMPACTD_MAX_STALLED_COUNT",
+    "3",
+    integer(1),
+    "Times a job may be taken over after a crash before it fails.",
+  ),
+  resultTtlSeconds: withDefault("COMPACTD_RESULT_TTL_SECONDS", "86400", integer(1), "How long finished jobs and their results are kept."),
+  bodyLimitBytes: withDefault(
+    "COMPACTD_BODY_LIMIT_BYTES",
+    String(20 * MIB),
+    integer(1),
+    "Largest request body; larger ones get 413.",
+    { documentedDefault: `${20 * MIB} (20 MiB)` },
+  ),
+  maxBacklog: withDefault("COMPACTD_MAX_BACKLOG", "10000", integer(1), "Queued jobs beyond which submissions get 429."),
+  maxBatchItems: withDefault("COMPACTD_MAX_BATCH_ITEMS", "100", integer(1), "Most items in one batch request."),
+  callbackAllow: withDefault(
+    "COMPACTD_CALLBACK_ALLOW",
+    "",
+    callbackAllow,
+    "Comma-separated hosts (`*.domain` for subdomains), IPs or CIDRs callbacks may reach besides public addresses.",
+    { documentedDefault: "empty" },
+  ),
+  callbackMaxAgeHours: withDefault(
+    "COMPACTD_CALLBACK_MAX_AGE_HOURS",
+    "24",
+    positiveNumber,
+    "How long a callback is retried before it is given up (decimals allowed).",
+  ),
+  callbackBackoffMs: withDefault("COMPACTD_CALLBACK_BACKOFF_MS", "5000", integer(1), "First retry delay of a callback, doubled per attempt."),
+  callbackMaxBackoffMs: withDefault(
+    "COMPACTD_CALLBACK_MAX_BACKOFF_MS",
+    "3600000",
+    integer(1),
+    "Longest delay between two callback attempts, so a receiver back up is reached within it.",
+  ),
+  callbackTimeoutMs: withDefault("COMPACTD_CALLBACK_TIMEOUT_MS", "10000", integer(1), "Time a receiver has to answer one callback."),
+  callbackConcurrency: withDefault("COMPACTD_CALLBACK_CONCURRENCY", "50", integer(1), "Callbacks one worker delivers at once."),
+  shutdownTimeoutMs: withDefault(
+    "COMPACTD_SHUTDOWN_TIMEOUT_MS",
+    "25000",
+    integer(1),
+    "Deadline for finishing or handing back active jobs on SIGTERM.",
+  ),
+} satisfies Record<string, Variable<unknown>>;
+
+export type Config = { -readonly [K in keyof typeof VARIABLES]: z.output<(typeof VARIABLES)[K]["schema"]> };
+
+export const CONFIG_VARIABLES: readonly ConfigVariableDoc[] = Object.entries(VARIABLES).map(([field, variable]) => ({
+  env: variable.env,
+  field: field as keyof Config,
+  default: variable.default,
+  description: variable.description,
+}));
+
+function shown(variable: Variable<unknown>, raw: string): string {
+  if (variable.secret) return `<hidden, ${raw.length} characters>`;
+  // A Redis URL may carry a password.
+  return JSON.stringify(raw.replace(/\/\/[^/@]*@/, "//<credentials>@"));
+}
+
+/** Reads and validates the whole table; throws {@link ConfigError} naming every wrong variable. */
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const problems: ConfigProblem[] = [];
+  const values: Record<string, unknown> = {};
+  for (const [field, variable] of Object.entries(VARIABLES) as [string, Variable<unknown>][]) {
+    const given = env[variable.env];
+    const raw = given === undefined || given.trim() === "" ? undefined : given;
+    const parsed = variable.schema.safeParse(raw);
+    if (parsed.success) values[field] = parsed.data;
+    else
+      problems.push({
+        variable: variable.env,
+        shown: shown(variable, raw ?? ""),
+        expected: parsed.error.issues.map((issue) => issue.message).join("; "),
+      });
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  const config = values as Config;
+  if (config.callbackMaxBackoffMs < config.callbackBackoffMs) {
+    throw new ConfigError([
+      {
+        variable: "COMPACTD_CALLBACK_MAX_BACKOFF_MS",
+        shown: JSON.stringify(String(config.callbackMaxBackoffMs)),
+        expected: `expected at least COMPACTD_CALLBACK_BACKOFF_MS (${config.callbackBackoffMs})`,
+      },
+    ]);
+  }
+  return config;
+}

@@ -1,0 +1,83 @@
+import { BlockList, isIP } from "node:net";
+
+/**
+ * The operator's exceptions to the callback address policy
+ * (`COMPACTD_CALLBACK_ALLOW`): receivers that legitimately live on a private
+ * network, such as an agent in the same cluster.
+ *
+ * Entries are IP addresses, CIDRs (`10.1.0.0/16`), host names
+ * (`hooks.internal`) or wildcard host names (`*.svc.cluster.local`, which
+ * matches subdomains only). A host-name entry trusts the name whatever it
+ * resolves to: the operator vouches for the name, not for an address.
+ */
+export interface CallbackAllow {
+  allowsHost(hostname: string): boolean;
+  allowsAddress(address: string): boolean;
+}
+
+const LABEL = "[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?";
+const HOST_NAME = new RegExp(`^(?:\\*\\.)?${LABEL}(?:\\.${LABEL})*$`, "i");
+
+/** Host names compare without case and without the root dot DNS allows. */
+function canonicalHost(hostname: string): string {
+  return hostname.toLowerCase().replace(/\.$/, "");
+}
+
+function cidrParts(entry: string): { network: string; prefix: number; family: 4 | 6 } | null {
+  const slash = entry.indexOf("/");
+  if (slash < 0) return null;
+  const network = entry.slice(0, slash);
+  const prefixText = entry.slice(slash + 1);
+  const family = isIP(network);
+  if ((family !== 4 && family !== 6) || !/^\d{1,3}$/.test(prefixText)) return null;
+  const prefix = Number(prefixText);
+  if (prefix > (family === 4 ? 32 : 128)) return null;
+  return { network, prefix, family };
+}
+
+/**
+ * What is wrong with one allow-list entry, or `null` when it is valid. Config
+ * validation uses it so a typo fails at start-up instead of silently allowing
+ * nothing.
+ */
+export function allowEntryProblem(entry: string): string | null {
+  if (isIP(entry) !== 0) return null;
+  if (entry.includes("/")) {
+    return cidrParts(entry) ? null : `"${entry}" is not a CIDR (an IP address, "/", a prefix length that fits it)`;
+  }
+  return HOST_NAME.test(canonicalHost(entry))
+    ? null
+    : `"${entry}" is neither an IP address, a CIDR nor a host name (letters, digits, "-", dots; "*." prefix for subdomains)`;
+}
+
+/** Compiles validated entries (see {@link allowEntryProblem}); throws on an invalid one. */
+export function parseCallbackAllow(entries: readonly string[]): CallbackAllow {
+  const addresses = new BlockList();
+  const hosts = new Set<string>();
+  const suffixes: string[] = [];
+  for (const entry of entries) {
+    const problem = allowEntryProblem(entry);
+    if (problem) throw new Error(`COMPACTD_CALLBACK_ALLOW: ${problem}`);
+    const family = isIP(entry);
+    const cidr = cidrParts(entry);
+    if (family === 4 || family === 6) addresses.addAddress(entry, family === 4 ? "ipv4" : "ipv6");
+    else if (cidr) addresses.addSubnet(cidr.network, cidr.prefix, cidr.family === 4 ? "ipv4" : "ipv6");
+    else if (entry.startsWith("*.")) suffixes.push(canonicalHost(entry.slice(1)));
+    else hosts.add(canonicalHost(entry));
+  }
+  return {
+    allowsHost(hostname) {
+      const host = canonicalHost(hostname);
+      return hosts.has(host) || suffixes.some((suffix) => host.endsWith(suffix));
+    },
+    allowsAddress(address) {
+      const family = isIP(address);
+      if (family !== 4 && family !== 6) return false;
+      try {
+        return addresses.check(address, family === 4 ? "ipv4" : "ipv6");
+      } catch {
+        return false;
+      }
+    },
+  };
+}

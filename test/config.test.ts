@@ -1,0 +1,176 @@
+import { randomBytes } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { CONFIG_VARIABLES, ConfigError, loadConfig } from "../src/config.js";
+
+function problemsOf(env: NodeJS.ProcessEnv): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error;
+    throw error;
+  }
+  throw new Error("expected loadConfig to throw a ConfigError");
+}
+
+const secret = `whsec_${randomBytes(32).toString("base64")}`;
+
+describe("loadConfig", () => {
+  it("fills every default of the contract table from an empty environment", () => {
+    const config = loadConfig({});
+    expect(config).toEqual({
+      redisUrl: "redis://127.0.0.1:6379",
+      anthropicApiKey: undefined,
+      anthropicBaseUrl: undefined,
+      model: undefined,
+      apiKeys: [],
+      webhookSecret: undefined,
+      queuePrefix: "{compactd}",
+      port: 8080,
+      metricsPort: 9464,
+      workerConcurrency: 50,
+      jobAttempts: 3,
+      jobBackoffMs: 2000,
+      lockDurationMs: 10000,
+      stalledIntervalMs: 5000,
+      maxStalledCount: 3,
+      resultTtlSeconds: 86400,
+      bodyLimitBytes: 20 * 1024 * 1024,
+      maxBacklog: 10000,
+      maxBatchItems: 100,
+      callbackAllow: [],
+      callbackMaxAgeHours: 24,
+      callbackBackoffMs: 5000,
+      callbackMaxBackoffMs: 3600000,
+      callbackTimeoutMs: 10000,
+      callbackConcurrency: 50,
+      shutdownTimeoutMs: 25000,
+    });
+  });
+
+  it("reads every variable in its documented form", () => {
+    const config = loadConfig({
+      REDIS_URL: "rediss://user:pw@redis.internal:6380/2",
+      ANTHROPIC_API_KEY: "sk-ant-test",
+      ANTHROPIC_BASE_URL: "http://127.0.0.1:4010",
+      COMPACTD_MODEL: "claude-test",
+      COMPACTD_API_KEYS: "acme:key-1, globex : key:with:colons",
+      COMPACTD_WEBHOOK_SECRET: secret,
+      COMPACTD_QUEUE_PREFIX: "{t1}",
+      PORT: "3000",
+      METRICS_PORT: "65535",
+      WORKER_CONCURRENCY: "200",
+      COMPACTD_CALLBACK_ALLOW: "127.0.0.1, 10.0.0.0/8, ::1, fd00::/8, hooks.internal, *.svc.cluster.local",
+      COMPACTD_CALLBACK_MAX_AGE_HOURS: "0.5",
+    });
+    expect(config.redisUrl).toBe("rediss://user:pw@redis.internal:6380/2");
+    expect(config.anthropicApiKey).toBe("sk-ant-test");
+    expect(config.anthropicBaseUrl).toBe("http://127.0.0.1:4010");
+    expect(config.model).toBe("claude-test");
+    expect(config.apiKeys).toEqual([
+      { tenant: "acme", key: "key-1" },
+      { tenant: "globex", key: "key:with:colons" },
+    ]);
+    expect(config.webhookSecret).toBe(secret);
+    expect(config.queuePrefix).toBe("{t1}");
+    expect([config.port, config.metricsPort, config.workerConcurrency]).toEqual([3000, 65535, 200]);
+    expect(config.callbackAllow).toEqual(["127.0.0.1", "10.0.0.0/8", "::1", "fd00::/8", "hooks.internal", "*.svc.cluster.local"]);
+    expect(config.callbackMaxAgeHours).toBe(0.5);
+  });
+
+  it("treats blank values as unset so an orchestrator's empty FOO= means the default", () => {
+    const config = loadConfig({ PORT: "", COMPACTD_WEBHOOK_SECRET: "  ", COMPACTD_API_KEYS: "" });
+    expect(config.port).toBe(8080);
+    expect(config.webhookSecret).toBeUndefined();
+    expect(config.apiKeys).toEqual([]);
+  });
+
+  it("lists every wrong variable in one error, each with its value and what is expected", () => {
+    const error = problemsOf({
+      PORT: "0",
+      METRICS_PORT: "70000",
+      WORKER_CONCURRENCY: "-3",
+      COMPACTD_JOB_ATTEMPTS: "2.5",
+      REDIS_URL: "http://127.0.0.1:6379",
+      ANTHROPIC_BASE_URL: "not a url",
+      COMPACTD_CALLBACK_MAX_AGE_HOURS: "0",
+      COMPACTD_QUEUE_PREFIX: "{}x",
+      COMPACTD_CALLBACK_ALLOW: "10.0.0.0/33, bad_host!, 127.0.0.1",
+    });
+    expect(error.problems.map((p) => p.variable)).toEqual([
+      "REDIS_URL",
+      "ANTHROPIC_BASE_URL",
+      "COMPACTD_QUEUE_PREFIX",
+      "PORT",
+      "METRICS_PORT",
+      "WORKER_CONCURRENCY",
+      "COMPACTD_JOB_ATTEMPTS",
+      "COMPACTD_CALLBACK_ALLOW",
+      "COMPACTD_CALLBACK_MAX_AGE_HOURS",
+    ]);
+    expect(error.message).toContain('PORT="0": expected an integer from 1 to 65535');
+    expect(error.message).toContain('METRICS_PORT="70000": expected an integer from 1 to 65535');
+    expect(error.message).toContain('WORKER_CONCURRENCY="-3": expected an integer ≥ 1');
+    expect(error.message).toContain('COMPACTD_JOB_ATTEMPTS="2.5": expected an integer ≥ 1');
+    expect(error.message).toContain("REDIS_URL=\"http://127.0.0.1:6379\": expected a URL starting with redis:// or rediss://");
+    expect(error.message).toContain('ANTHROPIC_BASE_URL="not a url": expected a URL starting with http:// or https://');
+    expect(error.message).toContain('COMPACTD_CALLBACK_MAX_AGE_HOURS="0": expected a positive number');
+    expect(error.message).toContain("{hash tag}");
+    expect(error.message).toContain('"10.0.0.0/33" is not a CIDR');
+    expect(error.message).toContain('"bad_host!" is neither an IP address, a CIDR nor a host name');
+  });
+
+  it("names the tenant but never prints a key when the API key pairs are wrong", () => {
+    const error = problemsOf({ COMPACTD_API_KEYS: "acme:s3cret-one,missingcolon-s3cret,globex:s3cret-one,:s3cret-two,ok:" });
+    expect(error.problems).toHaveLength(1);
+    const [problem] = error.problems;
+    expect(problem?.variable).toBe("COMPACTD_API_KEYS");
+    expect(problem?.expected).toContain('entry 2 has no ":" between tenant and key');
+    expect(problem?.expected).toContain('tenants "acme" and "globex" share a key');
+    expect(problem?.expected).toContain('entry 4 has tenant ""');
+    expect(problem?.expected).toContain('entry 5 (tenant "ok") has an empty key');
+    expect(error.message).not.toContain("s3cret");
+  });
+
+  it("refuses webhook secrets that would not decode to the key a receiver holds, without printing them", () => {
+    for (const bad of ["shh", "whsec_", "whsec_not*base64*at*all*xxxxxxxxxxxxxxxxxxxxxxxxxxx", `whsec_${randomBytes(8).toString("base64")}`]) {
+      const error = problemsOf({ COMPACTD_WEBHOOK_SECRET: bad });
+      expect(error.problems[0]?.variable).toBe("COMPACTD_WEBHOOK_SECRET");
+      expect(error.problems[0]?.expected).toContain('"whsec_" followed by the base64 of at least 24 random bytes');
+      expect(error.message).toContain(`<hidden, ${bad.length} characters>`);
+      if (bad.length > 6) expect(error.message).not.toContain(bad);
+    }
+  });
+
+  it("hides the password of a wrong Redis URL", () => {
+    const error = problemsOf({ REDIS_URL: "http://admin:hunter2@redis:6379" });
+    expect(error.message).not.toContain("hunter2");
+    expect(error.message).toContain("<credentials>@redis:6379");
+  });
+
+  it("refuses a callback backoff cap below the first backoff", () => {
+    const error = problemsOf({ COMPACTD_CALLBACK_BACKOFF_MS: "5000", COMPACTD_CALLBACK_MAX_BACKOFF_MS: "1000" });
+    expect(error.message).toContain("COMPACTD_CALLBACK_MAX_BACKOFF_MS");
+    expect(error.message).toContain("at least COMPACTD_CALLBACK_BACKOFF_MS (5000)");
+  });
+
+  it("accepts queue prefixes with and without a hash tag but not with a broken one", () => {
+    expect(loadConfig({ COMPACTD_QUEUE_PREFIX: "app:{compactd}" }).queuePrefix).toBe("app:{compactd}");
+    expect(loadConfig({ COMPACTD_QUEUE_PREFIX: "compactd" }).queuePrefix).toBe("compactd");
+    for (const bad of ["{compactd", "compactd}", "{}", "a b"]) {
+      expect(problemsOf({ COMPACTD_QUEUE_PREFIX: bad }).problems[0]?.variable).toBe("COMPACTD_QUEUE_PREFIX");
+    }
+  });
+});
+
+describe("CONFIG_VARIABLES", () => {
+  it("documents every Config field exactly once with its variable, default and description", () => {
+    const fields = CONFIG_VARIABLES.map((v) => v.field).sort();
+    expect(fields).toEqual(Object.keys(loadConfig({})).sort());
+    for (const variable of CONFIG_VARIABLES) {
+      expect(variable.env).toMatch(/^[A-Z][A-Z0-9_]*$/);
+      expect(variable.default).not.toBe("");
+      expect(variable.description).not.toBe("");
+    }
+    expect(CONFIG_VARIABLES.find((v) => v.env === "COMPACTD_BODY_LIMIT_BYTES")?.default).toBe("20971520 (20 MiB)");
+  });
+});

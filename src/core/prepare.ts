@@ -1,0 +1,157 @@
+/**
+ * Everything the summarization step needs, computed before any LLM call so
+ * the caller can decide not to make one.
+ */
+import { findCutPoint } from "./cutPoint.js";
+import { collectFileOperations, NO_FILE_OPERATIONS, splitFileOperations, type FileOperations } from "./fileOperations.js";
+import { fitSummarizerInput, type FittedInput } from "./fitSummarizerInput.js";
+import type { Conversation, Message } from "./message.js";
+import { summarizationPromptOverhead } from "./prompts.js";
+import { summarizerInputBudget, summaryBudget, turnPrefixBudget, type Settings } from "./settings.js";
+import type { SummaryKind } from "./summarizer.js";
+import { previousSummaryOf } from "./summaryEnvelope.js";
+import type { TokenEstimator } from "./tokenEstimator.js";
+
+export interface Preparation {
+  /** Where the verbatim tail begins. */
+  readonly firstKeptIndex: number;
+  /** The complete turns being replaced by prose. */
+  readonly messagesToSummarize: readonly Message[];
+  /**
+   * The discarded head of a split turn, summarized separately so the retained
+   * tail still has its originating request.
+   */
+  readonly turnPrefixMessages: readonly Message[];
+  readonly isSplitTurn: boolean;
+  /** The prior compaction's prose, updated in place rather than summarized again. */
+  readonly previousSummary: string | undefined;
+  readonly tokensBefore: number;
+  /**
+   * The oldest messages of each range left out because one summarization
+   * request could not carry them (see fitSummarizerInput). Their file paths are
+   * still recorded.
+   */
+  readonly omittedHistory: number;
+  readonly omittedTurnPrefix: number;
+
+  /** Messages before this index are the system prompt and survive every compaction. */
+  readonly systemEnd: number;
+  /** The fitted summarizer input of each range. */
+  readonly historyInput: FittedInput;
+  readonly turnPrefixInput: FittedInput;
+  /** Completion caps of the two summaries. */
+  readonly summaryTokens: number;
+  readonly turnPrefixTokens: number;
+  /** Files read and modified over the full summarized ranges, merged with the previous summary's. */
+  readonly fileOperations: FileOperations;
+  /** Exact tokens of the system prompt plus the kept tail. */
+  readonly keptTokens: number;
+  /** The stored turn a checkpoint would cover through, or undefined when the cut is not on a turn boundary. */
+  readonly checkpointTurnId: string | undefined;
+}
+
+/**
+ * Picks the cut point and collects the message ranges around it.
+ *
+ * Returns null when compaction cannot help: no message falls outside the
+ * keep-recent budget, or the last compaction already left nothing to remove.
+ * That null is the guard against the failure mode where every round spends a
+ * summarization call on a context it cannot shrink.
+ */
+export function prepare(conversation: Conversation, s: Settings, estimator: TokenEstimator): Preparation | null {
+  const messages = conversation.messages;
+  estimator.calibrate(conversation);
+
+  const systemEnd = leadingSystemMessages(messages);
+  let start = systemEnd;
+  let previousSummary: string | undefined;
+  let inheritedFiles = NO_FILE_OPERATIONS;
+  const candidate = messages[start];
+  const previous = candidate === undefined ? undefined : previousSummaryOf(candidate);
+  if (previous !== undefined) {
+    const split = splitFileOperations(previous);
+    previousSummary = split.prose;
+    inheritedFiles = split.files;
+    start++;
+  }
+
+  const cut = findCutPoint(messages, start, s.keepRecentTokens, estimator);
+  if (cut.firstKeptIndex <= start) return null;
+
+  const historyEnd = cut.isSplitTurn ? cut.turnStartIndex : cut.firstKeptIndex;
+  const messagesToSummarize = messages.slice(start, historyEnd);
+  const turnPrefixMessages = cut.isSplitTurn ? messages.slice(cut.turnStartIndex, cut.firstKeptIndex) : [];
+
+  const summaryTokens = summaryBudget(s);
+  const turnPrefixTokens = turnPrefixBudget(s);
+  const previousSummaryTokens = previousSummary === undefined ? 0 : estimator.countText(previousSummary);
+  const historyInput = fitSummarizerInput(
+    messagesToSummarize,
+    summarizerInputBudget(s, summaryTokens, promptOverhead("history", previousSummary, messagesToSummarize.length, estimator), previousSummaryTokens),
+    estimator,
+  );
+  const turnPrefixInput = fitSummarizerInput(
+    turnPrefixMessages,
+    summarizerInputBudget(s, turnPrefixTokens, promptOverhead("turnPrefix", undefined, turnPrefixMessages.length, estimator), 0),
+    estimator,
+  );
+
+  const topSystemTokens = estimator.systemTokens(conversation);
+  return {
+    firstKeptIndex: cut.firstKeptIndex,
+    messagesToSummarize,
+    turnPrefixMessages,
+    isSplitTurn: cut.isSplitTurn,
+    previousSummary,
+    tokensBefore: Math.round(topSystemTokens + estimator.sumEstimates(messages)),
+    omittedHistory: historyInput.omitted,
+    omittedTurnPrefix: turnPrefixInput.omitted,
+    systemEnd,
+    historyInput,
+    turnPrefixInput,
+    summaryTokens,
+    turnPrefixTokens,
+    fileOperations: collectFileOperations([...messagesToSummarize, ...turnPrefixMessages], inheritedFiles),
+    keptTokens: topSystemTokens + estimator.sumEstimates(messages.slice(0, systemEnd)) + cut.keptTokens,
+    checkpointTurnId: checkpointTurnId(messages, start, historyEnd),
+  };
+}
+
+/**
+ * OpenAI-shape system and developer messages at the head of the list are the
+ * system prompt: they are sent on every request and are never summarized.
+ */
+function leadingSystemMessages(messages: readonly Message[]): number {
+  let i = 0;
+  while (i < messages.length && messages[i]!.kind === "system") i++;
+  return i;
+}
+
+/**
+ * A summary is a checkpoint only when the summarized history ends exactly on a
+ * stored turn: its last message carries a turn id and the next message belongs
+ * to another turn. Persisted onto that turn, it lets the next request load the
+ * summary instead of everything up to and including the turn. A history that
+ * ends inside a turn would make the caller drop half a turn it still needs.
+ */
+function checkpointTurnId(messages: readonly Message[], start: number, historyEnd: number): string | undefined {
+  if (historyEnd <= start) return undefined;
+  const last = messages[historyEnd - 1]!.turnId;
+  if (last === undefined) return undefined;
+  const next = messages[historyEnd]?.turnId;
+  return next !== last ? last : undefined;
+}
+
+/**
+ * Tokens of a summarization prompt's fixed text: everything but the transcript
+ * and the previous summary, with the omission note priced at its largest.
+ */
+function promptOverhead(
+  kind: SummaryKind,
+  previousSummary: string | undefined,
+  rangeLength: number,
+  estimator: TokenEstimator,
+): number {
+  const { system, prompt } = summarizationPromptOverhead({ kind, previousSummary, omitted: rangeLength });
+  return estimator.countText(system) + estimator.countText(prompt);
+}

@@ -1,0 +1,79 @@
+/**
+ * Turns messages into the plain transcript a summarizer reads.
+ *
+ * Serializing instead of replaying the messages removes the provider's
+ * tool-pairing rules from the summarization call (a replayed head that starts
+ * with a tool result would be rejected), and clipping each part keeps one huge
+ * tool output from crowding out the rest of the history.
+ */
+import type { Block, Message } from "./message.js";
+
+/** Tool output beyond this many characters is clipped; its gist is at the top. */
+export const TOOL_RESULT_CHARS = 2000;
+/** User and assistant text beyond this many characters is clipped. */
+export const TEXT_CHARS = 4000;
+/** Reasoning is context, not record: clipped harder than text. */
+export const THINKING_CHARS = 1000;
+/** Each tool-call argument value is clipped to this many characters. */
+export const TOOL_ARGUMENT_CHARS = 300;
+
+const ROLE_LABEL: Record<Message["kind"], string> = {
+  system: "System",
+  user: "User",
+  assistant: "Assistant",
+  toolResult: "Tool result",
+};
+
+/** One message as transcript text: a labelled line per block. */
+export function serializeMessage(message: Message): string {
+  const lines: string[] = [];
+  for (const block of message.blocks) lines.push(serializeBlock(message, block));
+  if (lines.length === 0) lines.push(`[${ROLE_LABEL[message.kind]}]: (empty)`);
+  return lines.join("\n");
+}
+
+/** Messages as one transcript, oldest first. */
+export function serializeMessages(messages: readonly Message[]): string {
+  return messages.map(serializeMessage).join("\n");
+}
+
+/** Clips `text` to `max` characters, saying how much was left out. */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max)} … [${text.length - max} more characters]`;
+}
+
+function serializeBlock(message: Message, block: Block): string {
+  const role = ROLE_LABEL[message.kind];
+  switch (block.type) {
+    case "text":
+      // Text beside tool results in one user message is the user speaking.
+      return `[${message.kind === "toolResult" ? "User" : role}]: ${clip(block.text, TEXT_CHARS)}`;
+    case "thinking":
+      return `[${role} thinking]: ${clip(block.text, THINKING_CHARS)}`;
+    case "toolCall":
+      return `[${role} tool call]: ${block.name}(${serializeArguments(block.input)})`;
+    case "toolResult":
+      return `[Tool result${block.isError ? " (error)" : ""}]: ${clip(block.text, TOOL_RESULT_CHARS)}`;
+    case "media":
+      return block.text === undefined
+        ? `[${role} ${block.media}]`
+        : `[${role} ${block.media}]: ${clip(block.text, TEXT_CHARS)}`;
+    case "opaque":
+      return `[${role} ${block.blockType} block]`;
+  }
+}
+
+/** `name=value` pairs for object arguments; the clipped JSON for anything else. */
+function serializeArguments(input: unknown): string {
+  if (input !== null && typeof input === "object" && !Array.isArray(input)) {
+    return Object.entries(input as Record<string, unknown>)
+      .map(([key, value]) => `${key}=${clip(valueText(value), TOOL_ARGUMENT_CHARS)}`)
+      .join(", ");
+  }
+  return clip(valueText(input), TOOL_ARGUMENT_CHARS);
+}
+
+function valueText(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
+}

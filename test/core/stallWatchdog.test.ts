@@ -1,0 +1,67 @@
+import { describe, expect, it } from "vitest";
+import { SummarizationStalledError } from "../../src/core/errors.js";
+import { withStallWatchdog } from "../../src/core/stallWatchdog.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("stall watchdog", () => {
+  it("keeps a slow stream alive as long as it reports progress", async () => {
+    const result = await withStallWatchdog(80, undefined, async (signal, onProgress) => {
+      for (let i = 0; i < 10; i++) {
+        await sleep(30); // 300 ms in all, far beyond the 80 ms timeout
+        expect(signal.aborted).toBe(false);
+        onProgress();
+      }
+      return "done";
+    });
+    expect(result).toBe("done");
+  });
+
+  it("cancels a stream that goes silent and reports a stall", async () => {
+    let sawAbort = false;
+    const run = withStallWatchdog(50, undefined, (signal) => {
+      return new Promise<string>((_, reject) => {
+        signal.addEventListener("abort", () => {
+          sawAbort = true;
+          reject(new Error("aborted by signal"));
+        });
+      });
+    });
+    await expect(run).rejects.toBeInstanceOf(SummarizationStalledError);
+    expect(sawAbort).toBe(true);
+  });
+
+  it("gives up on work that ignores its signal", async () => {
+    const run = withStallWatchdog(30, undefined, () => new Promise<string>(() => {}));
+    await expect(run).rejects.toBeInstanceOf(SummarizationStalledError);
+  });
+
+  it("never takes a result that arrives after the abort as complete", async () => {
+    const run = withStallWatchdog(30, undefined, async () => {
+      await sleep(60); // the stream "ends quietly" after the abort
+      return "partial";
+    });
+    await expect(run).rejects.toBeInstanceOf(SummarizationStalledError);
+  });
+
+  it("passes the caller's cancellation through with its own reason", async () => {
+    const caller = new AbortController();
+    const reason = new Error("caller went away");
+    const run = withStallWatchdog(10_000, caller.signal, () => new Promise<string>(() => {}));
+    setTimeout(() => caller.abort(reason), 10);
+    await expect(run).rejects.toBe(reason);
+  });
+
+  it("refuses to start for a caller that has already cancelled", async () => {
+    const caller = new AbortController();
+    caller.abort(new Error("already gone"));
+    let started = false;
+    await expect(
+      withStallWatchdog(1_000, caller.signal, async () => {
+        started = true;
+        return "x";
+      }),
+    ).rejects.toThrow("already gone");
+    expect(started).toBe(false);
+  });
+});

@@ -1,0 +1,96 @@
+/**
+ * Batches: many compactions submitted together, one callback when all are done.
+ *
+ * The record lists every item (some never became jobs: nothing to compact, or
+ * their conversation already had a compaction in flight). Finished jobs are
+ * collected in a set; whoever adds the last one learns the batch is complete.
+ * That check runs again whenever a job is settled again (a worker that took
+ * over a crashed one), so the `batch.completed` callback is queued at least
+ * once; its stable webhook id makes the repeats one delivery.
+ */
+import type { Redis } from "ioredis";
+import type { ServiceKeys } from "./queueNames.js";
+
+export type BatchItem =
+  | { readonly status: "queued"; readonly id: string }
+  | { readonly status: "nothing_to_compact" }
+  /** The item's conversation already had this compaction in flight; it was not queued again. */
+  | { readonly status: "in_flight"; readonly inFlightId: string };
+
+export interface BatchRecord {
+  readonly id: string;
+  readonly tenant: string;
+  readonly createdAt: number;
+  readonly callbackUrl?: string;
+  readonly metadata?: unknown;
+  readonly items: readonly BatchItem[];
+}
+
+/**
+ * Stores the record unless the batch exists (0); otherwise answers whether its
+ * jobs have all finished already (2) or not (1). Jobs are queued before the
+ * record is written, so the fastest can finish first.
+ */
+const CREATE = `
+if redis.call("HSETNX", KEYS[1], "record", ARGV[1]) == 0 then return 0 end
+redis.call("HSET", KEYS[1], "jobs", ARGV[2])
+redis.call("EXPIRE", KEYS[1], ARGV[3])
+if redis.call("SCARD", KEYS[2]) >= tonumber(ARGV[2]) then return 2 end
+return 1
+`;
+
+/** Adds a finished job and answers whether every job of the batch has finished. */
+const MARK_FINISHED = `
+redis.call("SADD", KEYS[2], ARGV[1])
+redis.call("EXPIRE", KEYS[2], ARGV[2])
+local jobs = tonumber(redis.call("HGET", KEYS[1], "jobs"))
+if jobs == nil then return 0 end
+if redis.call("SCARD", KEYS[2]) >= jobs then return 1 end
+return 0
+`;
+
+export class BatchStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: ServiceKeys,
+    private readonly retentionSeconds: number,
+  ) {}
+
+  /**
+   * Stores a new batch, once its jobs are queued. `exists` (nothing stored)
+   * is the replay of an idempotent batch request; `complete` means every job
+   * finished before the record was written (or there were none), so nobody
+   * else will see the batch complete.
+   */
+  async create(record: BatchRecord): Promise<"created" | "complete" | "exists"> {
+    const jobs = record.items.filter((item) => item.status === "queued").length;
+    const outcome = await this.redis.eval(
+      CREATE,
+      2,
+      this.keys.batch(record.id),
+      this.keys.batchFinished(record.id),
+      JSON.stringify(record),
+      jobs,
+      this.retentionSeconds,
+    );
+    return outcome === 0 ? "exists" : outcome === 2 ? "complete" : "created";
+  }
+
+  async get(batchId: string): Promise<BatchRecord | undefined> {
+    const json = await this.redis.hget(this.keys.batch(batchId), "record");
+    return json === null ? undefined : (JSON.parse(json) as BatchRecord);
+  }
+
+  /** Records `jobId` as finished; true when the batch has no job left to finish. */
+  async markFinished(batchId: string, jobId: string): Promise<boolean> {
+    const done = await this.redis.eval(
+      MARK_FINISHED,
+      2,
+      this.keys.batch(batchId),
+      this.keys.batchFinished(batchId),
+      jobId,
+      this.retentionSeconds,
+    );
+    return done === 1;
+  }
+}

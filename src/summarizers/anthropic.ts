@@ -1,0 +1,176 @@
+/**
+ * The summarizer that asks a Claude model, through `@anthropic-ai/sdk`.
+ *
+ * It only sends the prompt the core built and reports how generation ended.
+ * Everything about when to give up lives in the core's compactor (the stall
+ * watchdog, the two-attempt budget, rejecting truncated or empty summaries,
+ * the degraded fallback): this file's job is to make those decisions possible
+ * by reporting progress faithfully, stopping when told to, and never passing
+ * off an unfinished summary as a finished one.
+ */
+import Anthropic, { type Middleware } from "@anthropic-ai/sdk";
+import type { SummarizationRequest, SummarizationResponse, Summarizer } from "../core/summarizer.js";
+import { sseEventCounter } from "./sseEventCounter.js";
+
+/**
+ * The model used when none is configured (`--model`, `COMPACTD_MODEL`).
+ *
+ * Claude Sonnet 5.5: the current Sonnet in SDK 1.14's model list and not on
+ * its deprecation list. Summaries decide what the agent still knows after
+ * compaction (the user's constraints, the exact error text), which is worth a
+ * stronger model than the cheapest; Opus would cost several times more for a
+ * task that is reading and condensing, not reasoning.
+ */
+export const DEFAULT_MODEL = "claude-sonnet-5-5";
+
+export interface AnthropicSummarizerOptions {
+  /** Defaults to the SDK's resolution (`ANTHROPIC_API_KEY`). Ignored when `client` is given. */
+  readonly apiKey?: string;
+  /**
+   * An Anthropic-compatible endpoint. Defaults to the SDK's resolution
+   * (`ANTHROPIC_BASE_URL`, then the Anthropic API). Ignored when `client` is given.
+   */
+  readonly baseURL?: string;
+  readonly model: string;
+  /**
+   * SDK retries of one attempt, for 408, 409, 429 and 5xx (529 included)
+   * responses and connection errors, honouring `retry-after`. Default 2.
+   * Errors in the middle of a stream are not retried by the SDK; the
+   * compactor's second attempt covers those.
+   */
+  readonly maxRetries?: number;
+  /**
+   * How long one HTTP attempt may wait for response headers (the SDK's
+   * `timeout`; default 10 minutes). A stream that goes quiet after its
+   * headers is the compactor's stall watchdog's business, not this one's.
+   */
+  readonly timeoutMs?: number;
+  /** A ready client (shared connection pools, custom fetch). `maxRetries` and `timeoutMs` still apply when set. */
+  readonly client?: Anthropic;
+}
+
+/**
+ * The model declined to write the summary (`stop_reason: "refusal"`). Its
+ * text is an explanation, not a summary; accepting it would replace the
+ * history with a refusal, so the call fails and the compactor falls back.
+ */
+export class SummaryRefusedError extends Error {
+  readonly code = "summary_refused";
+  constructor(readonly model: string) {
+    super(`anthropic summarizer: ${model} refused to write the summary (stop_reason "refusal")`);
+    this.name = "SummaryRefusedError";
+  }
+}
+
+export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): Summarizer {
+  const model = checkModel(options.model);
+  const maxRetries = checkCount("maxRetries", options.maxRetries);
+  const timeoutMs = checkPositive("timeoutMs", options.timeoutMs);
+
+  const client =
+    options.client ??
+    new Anthropic({
+      ...(options.apiKey !== undefined && { apiKey: options.apiKey }),
+      ...(options.baseURL !== undefined && { baseURL: options.baseURL }),
+    });
+
+  return {
+    name: "anthropic",
+    async summarize(request: SummarizationRequest): Promise<SummarizationResponse> {
+      /*
+       * The request carries exactly model, max_tokens, system and one user
+       * message. No temperature, top_p or top_k: the API version this SDK
+       * speaks rejects them, and the default sampling summarizes well.
+       *
+       * `messages.stream()` rather than a raw `create({stream: true})`: when
+       * the signal aborts a raw stream, its loop just ends, and the text
+       * received so far would look like a complete summary. The stream helper
+       * rejects with `APIUserAbortError` instead, and rejects a stream that
+       * ends without `message_stop` (a dropped connection) as well.
+       */
+      const stream = client.messages.stream(
+        {
+          model,
+          max_tokens: request.maxTokens,
+          system: request.system,
+          messages: [{ role: "user", content: request.prompt }],
+        },
+        {
+          signal: request.signal,
+          middleware: [reportEachEvent(request.onProgress)],
+          ...(maxRetries !== undefined && { maxRetries }),
+          ...(timeoutMs !== undefined && { timeout: timeoutMs }),
+        },
+      );
+      // SDK errors are thrown untouched: the core's overflow detection reads their status and body.
+      const message = await stream.finalMessage();
+
+      if (message.stop_reason === "refusal") throw new SummaryRefusedError(model);
+      const text = message.content
+        .flatMap((block) => (block.type === "text" ? [block.text] : []))
+        .join("");
+      const usage = message.usage;
+      return {
+        text,
+        truncated: !finishedNaturally(message.stop_reason),
+        usage: {
+          // Cached input is still input: the core calibrates its estimates against this total.
+          inputTokens:
+            usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0),
+          outputTokens: usage.output_tokens,
+        },
+      };
+    },
+  };
+}
+
+/**
+ * Only a natural stop vouches for a whole summary. `max_tokens` and
+ * `model_context_window_exceeded` cut it off; a missing stop reason, or one
+ * that makes no sense for a tool-less request (`tool_use`, `pause_turn`),
+ * gives no such guarantee either, and an incomplete summary silently loses
+ * whatever its missing sections would have held.
+ */
+function finishedNaturally(stopReason: string | null): boolean {
+  return stopReason === "end_turn" || stopReason === "stop_sequence";
+}
+
+/**
+ * Calls `onProgress` once per server-sent event, pings included.
+ *
+ * The SDK drops `ping` events before any of its hooks see them, yet a ping is
+ * exactly the API saying "still working": a model that thinks for minutes
+ * before its first visible token keeps the connection alive with pings, and a
+ * watchdog blind to them would cancel healthy calls. So progress is read off
+ * the response body itself, one call per completed event (the blank line
+ * that ends it), whatever the event is. Headers alone never count: this runs
+ * only as body bytes arrive.
+ */
+function reportEachEvent(onProgress: () => void): Middleware {
+  return async (request, next) => {
+    const response = await next(request);
+    if (!response.ok || response.body === null) return response;
+    return new Response(response.body.pipeThrough(sseEventCounter(onProgress)), response);
+  };
+}
+
+function checkModel(model: unknown): string {
+  if (typeof model !== "string" || model.trim() === "") {
+    throw new TypeError("anthropic summarizer: model must be a non-empty model id");
+  }
+  return model;
+}
+
+function checkCount(field: string, value: number | undefined): number | undefined {
+  if (value !== undefined && !(Number.isInteger(value) && value >= 0)) {
+    throw new TypeError(`anthropic summarizer: ${field} must be a whole number >= 0, got ${String(value)}`);
+  }
+  return value;
+}
+
+function checkPositive(field: string, value: number | undefined): number | undefined {
+  if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
+    throw new TypeError(`anthropic summarizer: ${field} must be a number > 0, got ${String(value)}`);
+  }
+  return value;
+}

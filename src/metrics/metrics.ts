@@ -1,0 +1,179 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/**
+ * Every Prometheus metric compactd exports, created on a registry the caller
+ * owns. A factory instead of module-level metrics because prom-client refuses
+ * a second metric with the same name on one registry: tests create many
+ * services in one process, and `compactd dev` runs the API and the worker
+ * together (they share one `Metrics`).
+ *
+ * Label values are closed sets (listed per metric); nothing from a request
+ * (tenant, conversation id, error text) becomes a label, so series stay
+ * bounded however many tenants there are.
+ */
+
+/**
+ * Compaction and summarizer latencies: the default buckets stop at 10 s, but a
+ * summarization of a large transcript takes tens of seconds and a retried one
+ * minutes; the tail is what matters for agents waiting on an overflow.
+ */
+const LLM_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 180, 300, 600];
+
+/** Time in the queue: near zero when idle, minutes under a backlog. */
+const QUEUE_WAIT_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+
+/** One HTTP POST to a receiver, bounded by the callback timeout. */
+const CALLBACK_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** Context sizes from a small agent's to the largest windows (2M tokens). */
+const TOKEN_BUCKETS = [500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000, 2_000_000];
+
+export type JobOutcome = "completed" | "degraded" | "failed" | "cancelled" | "nothing_to_compact";
+export type SummarizerOutcome = "ok" | "error" | "stalled" | "truncated" | "overflow";
+export type TokenDirection = "input" | "output";
+/**
+ * One callback delivery attempt: `delivered` (2xx), `gone` (410, retries
+ * stop), `rejected` (another status), `redirected` (3xx, not followed),
+ * `timeout`, `unreachable` (connection or DNS failure), `refused` (the address
+ * policy blocked the connection). `abandoned` counts callbacks given up after
+ * their last attempt, in addition to that attempt's own outcome.
+ */
+export type CallbackOutcome =
+  | "delivered"
+  | "gone"
+  | "rejected"
+  | "redirected"
+  | "timeout"
+  | "unreachable"
+  | "refused"
+  | "abandoned";
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** outcome: {@link JobOutcome}; reason: threshold | overflow | manual. */
+  readonly jobsTotal: Counter<"reason" | "outcome">;
+  readonly tokensBefore: Histogram;
+  readonly tokensAfter: Histogram;
+  /** reason: the compaction's reason (threshold | overflow | manual), not the failure text. */
+  readonly degradedTotal: Counter<"reason">;
+  /** From a worker taking the job to its end; reason as above. */
+  readonly jobDuration: Histogram<"reason">;
+  /** From submission to a worker taking the job; reason shows whether overflow jobs really jump the queue. */
+  readonly queueWait: Histogram<"reason">;
+  /** outcome: {@link SummarizerOutcome}. */
+  readonly summarizerRequestsTotal: Counter<"outcome">;
+  /** direction: {@link TokenDirection}, as reported by the provider. */
+  readonly summarizerTokensTotal: Counter<"direction">;
+  readonly summarizerDuration: Histogram;
+  /** outcome: {@link CallbackOutcome}. */
+  readonly callbacksTotal: Counter<"outcome">;
+  /** One delivery attempt. */
+  readonly callbackDuration: Histogram;
+  /** Set by the one process holding the queue-jobs lease (see queueJobsCollector.ts). */
+  readonly queueJobs: Gauge<"queue" | "state">;
+  readonly stalledJobsTotal: Counter;
+  readonly omittedMessagesTotal: Counter;
+  readonly splitTurnsTotal: Counter;
+}
+
+/**
+ * Creates every metric on `registry` (a new one by default), plus Node's
+ * default process metrics (`process_*`, `nodejs_*`, unprefixed as dashboards
+ * expect them). Call once per registry.
+ */
+export function createMetrics(registry: Registry = new Registry()): Metrics {
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  return {
+    registry,
+    jobsTotal: new Counter({
+      name: "compactd_jobs_total",
+      help: "Compaction requests by reason and how they ended.",
+      labelNames: ["reason", "outcome"],
+      registers,
+    }),
+    tokensBefore: new Histogram({
+      name: "compactd_tokens_before",
+      help: "Estimated context tokens of a conversation before compaction.",
+      buckets: TOKEN_BUCKETS,
+      registers,
+    }),
+    tokensAfter: new Histogram({
+      name: "compactd_tokens_after",
+      help: "Estimated context tokens of a conversation after compaction.",
+      buckets: TOKEN_BUCKETS,
+      registers,
+    }),
+    degradedTotal: new Counter({
+      name: "compactd_degraded_total",
+      help: "Compactions that fell back to the offline archive instead of an LLM summary, by compaction reason.",
+      labelNames: ["reason"],
+      registers,
+    }),
+    jobDuration: new Histogram({
+      name: "compactd_job_duration_seconds",
+      help: "Time a worker spent on a compaction job.",
+      labelNames: ["reason"],
+      buckets: LLM_SECONDS,
+      registers,
+    }),
+    queueWait: new Histogram({
+      name: "compactd_queue_wait_seconds",
+      help: "Time from submission until a worker took the job.",
+      labelNames: ["reason"],
+      buckets: QUEUE_WAIT_SECONDS,
+      registers,
+    }),
+    summarizerRequestsTotal: new Counter({
+      name: "compactd_summarizer_requests_total",
+      help: "Summarization calls by outcome.",
+      labelNames: ["outcome"],
+      registers,
+    }),
+    summarizerTokensTotal: new Counter({
+      name: "compactd_summarizer_tokens_total",
+      help: "Tokens the summarizer provider reported, by direction.",
+      labelNames: ["direction"],
+      registers,
+    }),
+    summarizerDuration: new Histogram({
+      name: "compactd_summarizer_duration_seconds",
+      help: "Duration of one summarization call.",
+      buckets: LLM_SECONDS,
+      registers,
+    }),
+    callbacksTotal: new Counter({
+      name: "compactd_callbacks_total",
+      help: "Callback delivery attempts by outcome; abandoned counts callbacks given up.",
+      labelNames: ["outcome"],
+      registers,
+    }),
+    callbackDuration: new Histogram({
+      name: "compactd_callback_duration_seconds",
+      help: "Duration of one callback delivery attempt.",
+      buckets: CALLBACK_SECONDS,
+      registers,
+    }),
+    queueJobs: new Gauge({
+      name: "compactd_queue_jobs",
+      help: "Jobs per queue and state, exported by one process of the deployment only.",
+      labelNames: ["queue", "state"],
+      registers,
+    }),
+    stalledJobsTotal: new Counter({
+      name: "compactd_stalled_jobs_total",
+      help: "Jobs whose worker stopped renewing its lock and that were handed to another worker.",
+      registers,
+    }),
+    omittedMessagesTotal: new Counter({
+      name: "compactd_omitted_messages_total",
+      help: "Messages left out of a summarization request because the transcript did not fit it.",
+      registers,
+    }),
+    splitTurnsTotal: new Counter({
+      name: "compactd_split_turns_total",
+      help: "Compactions that cut inside a turn and summarized the turn's head separately.",
+      registers,
+    }),
+  };
+}

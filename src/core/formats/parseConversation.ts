@@ -83,6 +83,10 @@ interface Evidence {
 }
 
 function resolveFormat(envelope: Envelope, requested: FormatOption): ConversationFormat {
+  // Adapters pass the format through from users (CLI flags, request bodies).
+  if (requested !== "auto" && !Object.hasOwn(PARSERS, requested)) {
+    throw new InvalidConversationError("format", `must be "auto", "anthropic" or "openai", got ${JSON.stringify(requested)}`);
+  }
   const { anthropic, openai } = findEvidence(envelope);
   if (requested === "anthropic" && openai !== undefined) throw contradiction(openai, "OpenAI", requested);
   if (requested === "openai" && anthropic !== undefined) throw contradiction(anthropic, "Anthropic", requested);

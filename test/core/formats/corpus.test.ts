@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parseConversation } from "../../../src/core/formats/parseConversation.js";
 import type { Message } from "../../../src/core/message.js";
 import { checkToolPairing } from "../../../src/core/toolPairing.js";
-import { corpusDir, listCorpusConversations, loadClaudeCodeSession } from "../../helpers/corpus.js";
+import { corpusDir, listCorpusConversations, loadClaudeCodeSession, loadPiSession } from "../../helpers/corpus.js";
 
 const corpus = listCorpusConversations();
 
@@ -78,5 +78,43 @@ describe("loadClaudeCodeSession", () => {
     expect(withThreeCalls.length).toBeGreaterThan(10);
     // The log has 66 assistant lines carrying 18 distinct message ids.
     expect(messages.filter((m) => m.role === "assistant")).toHaveLength(18);
+  });
+});
+
+describe("loadPiSession", () => {
+  const piFile = (name: string) => path.join(corpusDir, "pi-mono-sessions", name);
+  const blocksOf = (content: string | unknown[]) => (Array.isArray(content) ? (content as { type: string; [k: string]: unknown }[]) : []);
+
+  it("merges consecutive tool results into one user message after the call", () => {
+    const { messages } = loadPiSession(piFile("before-compaction.jsonl"));
+    // The session opens with one response making two parallel read calls.
+    expect(messages[1]?.role).toBe("assistant");
+    expect(blocksOf(messages[1]?.content ?? []).filter((b) => b.type === "tool_use")).toHaveLength(2);
+    expect(blocksOf(messages[2]?.content ?? []).map((b) => b.type)).toEqual(["tool_result", "tool_result"]);
+  });
+
+  it("answers calls the user interrupted with an error result, as the agent does before its next request", () => {
+    const interrupted = (name: string) =>
+      loadPiSession(piFile(name)).messages.flatMap((m) => blocksOf(m.content)).filter((b) => b.type === "tool_result" && String(b.content).includes("interrupted"));
+    // Counted in the logs: calls of aborted or failed responses that no toolResult entry answers.
+    expect(interrupted("before-compaction.jsonl")).toHaveLength(6);
+    expect(interrupted("large-session.jsonl")).toHaveLength(18);
+  });
+
+  it("turns commands the user ran into user messages that open a turn", () => {
+    const { messages } = loadPiSession(piFile("before-compaction.jsonl"));
+    const commands = messages.filter((m) => typeof m.content === "string" && m.content.startsWith("I ran `"));
+    expect(commands).toHaveLength(3);
+    const parsed = parseConversation({ messages });
+    for (const command of commands) expect(parsed.messages[messages.indexOf(command)]?.kind).toBe("user");
+  });
+
+  it("converts pi thinking and tool calls into Anthropic blocks", () => {
+    const blocks = loadPiSession(piFile("before-compaction.jsonl")).messages.flatMap((m) => blocksOf(m.content));
+    const types = new Set(blocks.map((b) => b.type));
+    expect(types).toContain("thinking");
+    expect(types).toContain("tool_use");
+    expect(types).not.toContain("toolCall");
+    expect(blocks.find((b) => b.type === "tool_use")).toMatchObject({ id: expect.any(String), name: "read", input: { path: expect.any(String) } });
   });
 });

@@ -161,6 +161,10 @@ describe("parseConversation", () => {
       expect(() => parseConversation(input, "openai")).toThrow(invalidAt("messages[1].content[0].type", /thinking block is Anthropic/));
     });
 
+    it("a format that is neither auto, anthropic nor openai", () => {
+      expect(() => parseConversation([], "gemini" as "auto")).toThrow(invalidAt("format", /"gemini"/));
+    });
+
     it("a system role in a conversation declared Anthropic", () => {
       const input = { system: "s", messages: [{ role: "system", content: "x" }] };
       expect(() => parseConversation(input, "anthropic")).toThrow(invalidAt("messages[0].role", /role "system" is OpenAI shape, but format "anthropic"/));

@@ -58,7 +58,13 @@ export interface Preparation {
  * That null is the guard against the failure mode where every round spends a
  * summarization call on a context it cannot shrink.
  */
-export function prepare(conversation: Conversation, s: Settings, estimator: TokenEstimator): Preparation | null {
+export function prepare(
+  conversation: Conversation,
+  s: Settings,
+  estimator: TokenEstimator,
+  /** The caller's extra focus for the summary; its length counts against the summarizer input. */
+  instructions?: string,
+): Preparation | null {
   const messages = conversation.messages;
   estimator.calibrate(conversation);
 
@@ -87,12 +93,12 @@ export function prepare(conversation: Conversation, s: Settings, estimator: Toke
   const previousSummaryTokens = previousSummary === undefined ? 0 : estimator.countText(previousSummary);
   const historyInput = fitSummarizerInput(
     messagesToSummarize,
-    summarizerInputBudget(s, summaryTokens, promptOverhead("history", previousSummary, messagesToSummarize.length, estimator), previousSummaryTokens),
+    summarizerInputBudget(s, summaryTokens, promptOverhead("history", previousSummary, messagesToSummarize.length, instructions, estimator), previousSummaryTokens),
     estimator,
   );
   const turnPrefixInput = fitSummarizerInput(
     turnPrefixMessages,
-    summarizerInputBudget(s, turnPrefixTokens, promptOverhead("turnPrefix", undefined, turnPrefixMessages.length, estimator), 0),
+    summarizerInputBudget(s, turnPrefixTokens, promptOverhead("turnPrefix", undefined, turnPrefixMessages.length, instructions, estimator), 0),
     estimator,
   );
 
@@ -103,7 +109,7 @@ export function prepare(conversation: Conversation, s: Settings, estimator: Toke
     turnPrefixMessages,
     isSplitTurn: cut.isSplitTurn,
     previousSummary,
-    tokensBefore: Math.round(topSystemTokens + estimator.sumEstimates(messages)),
+    tokensBefore: estimator.usageTokens ?? Math.round(topSystemTokens + estimator.sumEstimates(messages)),
     omittedHistory: historyInput.omitted,
     omittedTurnPrefix: turnPrefixInput.omitted,
     systemEnd,
@@ -150,8 +156,9 @@ function promptOverhead(
   kind: SummaryKind,
   previousSummary: string | undefined,
   rangeLength: number,
+  instructions: string | undefined,
   estimator: TokenEstimator,
 ): number {
-  const { system, prompt } = summarizationPromptOverhead({ kind, previousSummary, omitted: rangeLength });
+  const { system, prompt } = summarizationPromptOverhead({ kind, previousSummary, omitted: rangeLength, instructions });
   return estimator.countText(system) + estimator.countText(prompt);
 }

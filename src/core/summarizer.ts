@@ -42,6 +42,11 @@ export interface SummarizationResponse {
   readonly text: string;
   /** Generation stopped on the token cap: the summary is incomplete and is rejected. */
   readonly truncated: boolean;
+  /**
+   * The provider's stop reason, when it has one. `model_context_window_exceeded`
+   * means the request itself did not fit: asking again cannot help.
+   */
+  readonly stopReason?: string;
   /** The text is a raw archive, not a model's summary (the offline summarizer). */
   readonly degraded?: boolean;
   readonly usage?: { readonly inputTokens: number; readonly outputTokens: number };

@@ -42,6 +42,9 @@ const CALIBRATION_SHARE = 1 / 24;
 /** The calibration sample is never smaller than this many messages (when there are that many). */
 const MIN_CALIBRATION_MESSAGES = 12;
 
+/** Successive multiples of it, modulo 1, are the most evenly spread sequence there is. */
+const GOLDEN_RATIO_FRACTION = (Math.sqrt(5) - 1) / 2;
+
 /** Special-token strings in user content are ordinary text, never control tokens. */
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() } as const;
 
@@ -68,8 +71,11 @@ export class TokenEstimator {
   private exactChars = 0;
   private exactTokens = 0;
   private scale = 1;
+  /** Tokens per character of the calibration sample, once taken. */
+  private sampleRatio: number | undefined;
   private calibrated = false;
-  private readonly usageTokens: number | undefined;
+  /** The provider's count for the whole input, when the caller knows it. */
+  readonly usageTokens: number | undefined;
   /** How many texts were run through the tokenizer; tests use it to prove laziness. */
   tokenizedTexts = 0;
 
@@ -139,14 +145,23 @@ export class TokenEstimator {
     let totalChars = 0;
     for (const m of messages) totalChars += this.countable(m).text.length;
     const targetChars = totalChars * CALIBRATION_SHARE;
-    const stride = Math.max(1, Math.floor(messages.length / MIN_CALIBRATION_MESSAGES));
+    // Golden-ratio positions spread the sample evenly without a fixed stride:
+    // conversations are periodic (call, result, call, result), and a stride in
+    // step with the period would sample only one kind of message.
     let sampledChars = 0;
-    // Walk from the newest message: the tail walk will need those counts anyway.
-    for (let i = messages.length - 1; i >= 0 && sampledChars < targetChars; i -= stride) {
+    let sampledTokens = 0;
+    const seen = new Set<number>();
+    for (let k = 0; seen.size < messages.length; k++) {
+      if (sampledChars >= targetChars && seen.size >= MIN_CALIBRATION_MESSAGES) break;
+      const i = Math.floor(((k * GOLDEN_RATIO_FRACTION) % 1) * messages.length);
+      if (seen.has(i)) continue;
+      seen.add(i);
       const m = messages[i]!;
-      this.rawCount(m);
-      sampledChars += this.countable(m).text.length;
+      const c = this.countable(m);
+      sampledTokens += this.rawCount(m) - MESSAGE_OVERHEAD_TOKENS - c.fixed;
+      sampledChars += c.text.length;
     }
+    if (sampledChars > 0) this.sampleRatio = sampledTokens / sampledChars;
     if (this.usageTokens !== undefined) {
       const estimatedTotal = this.systemTokens(conversation) + this.sumEstimates(messages);
       if (estimatedTotal > 0) this.scale = this.usageTokens / estimatedTotal;
@@ -160,8 +175,14 @@ export class TokenEstimator {
     return sum;
   }
 
-  /** Tokens per character learned from every exact count so far. */
+  /**
+   * Tokens per character: the calibration sample's when there is one (it is
+   * spread over the whole conversation, unlike the tail, whose exact counts
+   * say little about the head they would be used to price), else every exact
+   * count so far.
+   */
   private tokensPerChar(): number {
+    if (this.sampleRatio !== undefined) return this.sampleRatio;
     return this.exactChars > 0 ? this.exactTokens / this.exactChars : DEFAULT_TOKENS_PER_CHAR;
   }
 

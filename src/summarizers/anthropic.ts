@@ -113,6 +113,7 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
       return {
         text,
         truncated: !finishedNaturally(message.stop_reason),
+        stopReason: message.stop_reason ?? undefined,
         usage: {
           // Cached input is still input: the core calibrates its estimates against this total.
           inputTokens:

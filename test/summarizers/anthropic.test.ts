@@ -57,7 +57,7 @@ describe("createAnthropicSummarizer", () => {
 
     const result = await summarizer().summarize(summarizationRequest().request);
 
-    expect(result).toEqual({ text, truncated: false, usage: { inputTokens: 321, outputTokens: 45 } });
+    expect(result).toEqual({ text, truncated: false, stopReason: "end_turn", usage: { inputTokens: 321, outputTokens: 45 } });
   });
 
   it("calls onProgress once for every streamed event, thinking deltas and pings included", async () => {

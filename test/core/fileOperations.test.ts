@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { collectFileOperations, formatFileOperations, MAX_FILE_PATHS, NO_FILE_OPERATIONS, splitFileOperations } from "../../src/core/fileOperations.js";
+import { parseConversation } from "../../src/core/formats/parseConversation.js";
+
+function calls(...list: [name: string, input: Record<string, unknown>][]) {
+  return parseConversation(
+    list.flatMap(([name, input], i) => [
+      { role: "assistant", content: [{ type: "tool_use", id: `c${i}`, name, input }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: `c${i}`, content: "ok" }] },
+    ]),
+  ).messages;
+}
+
+describe("file operations", () => {
+  it("records reads and writes from the common path arguments", () => {
+    const ops = collectFileOperations(
+      calls(["Read", { file_path: "/a.ts" }], ["view", { path: "b.md" }], ["Write", { file_path: "c.ts", content: "x" }], ["NotebookEdit", { notebook_path: "n.ipynb" }]),
+      NO_FILE_OPERATIONS,
+    );
+    expect(ops).toEqual({ read: ["/a.ts", "b.md"], modified: ["c.ts", "n.ipynb"] });
+  });
+
+  it("lists a file that was read and then written only as modified", () => {
+    const ops = collectFileOperations(calls(["read_file", { path: "x.ts" }], ["edit_file", { path: "x.ts" }]), NO_FILE_OPERATIONS);
+    expect(ops).toEqual({ read: [], modified: ["x.ts"] });
+  });
+
+  it("ignores searches and commands, which touch no particular file", () => {
+    const ops = collectFileOperations(calls(["grep", { path: "src", pattern: "x" }], ["bash", { command: "cat a.ts" }]), NO_FILE_OPERATIONS);
+    expect(ops).toEqual({ read: [], modified: [] });
+  });
+
+  it("keeps at most 50 paths per list, evicting the least recently touched", () => {
+    const many = Array.from({ length: 60 }, (_, i): [string, Record<string, unknown>] => ["read", { path: `f${i}.ts` }]);
+    const ops = collectFileOperations(calls(["read", { path: "f0.ts" }], ...many.slice(1), ["read", { path: "f0.ts" }]), NO_FILE_OPERATIONS);
+    expect(ops.read).toHaveLength(MAX_FILE_PATHS);
+    expect(ops.read.at(-1)).toBe("f0.ts");
+    expect(ops.read).not.toContain("f1.ts");
+  });
+
+  it("round-trips through the tagged blocks appended to a summary", () => {
+    const ops = { read: ["a.ts", "b.ts"], modified: ["c.ts"] };
+    const summary = `## Goal\nship\n\n${formatFileOperations(ops)}`;
+    expect(splitFileOperations(summary)).toEqual({ prose: "## Goal\nship", files: ops });
+    expect(formatFileOperations(NO_FILE_OPERATIONS)).toBe("");
+  });
+});

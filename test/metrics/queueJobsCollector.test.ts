@@ -4,19 +4,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createMetrics, type Metrics } from "../../src/metrics/metrics.js";
 import { type QueueJobsCollector, startQueueJobsCollector } from "../../src/metrics/queueJobsCollector.js";
 import { deleteKeysUnder, TEST_REDIS_URL, testPrefix } from "../helpers/redisTestPrefix.js";
+import { waitUntil } from "../helpers/waitUntil.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 /** One replica: its own Redis connection, queue handle, registry and collector. */
 function replica(prefix: string): { metrics: Metrics; collector: QueueJobsCollector } {
@@ -48,9 +41,9 @@ describe("startQueueJobsCollector", () => {
     await producer.add("compact", {}, { delay: 60_000 });
 
     const replicas = [replica(prefix), replica(prefix), replica(prefix)];
-    await until(() => replicas.some((r) => r.collector.isLeader()), "a replica leads");
+    await waitUntil(() => replicas.some((r) => r.collector.isLeader()), "a replica leads");
     const leader = replicas.find((r) => r.collector.isLeader())!;
-    await until(async () => samples(await leader.metrics.registry.metrics()).length > 0, "the leader has counted");
+    await waitUntil(async () => samples(await leader.metrics.registry.metrics()).length > 0, "the leader has counted");
 
     const text = await leader.metrics.registry.metrics();
     expect(text).toContain('compactd_queue_jobs{queue="compactions",state="waiting"} 2');
@@ -70,13 +63,13 @@ describe("startQueueJobsCollector", () => {
     await producer.add("compact", {}, { priority: 1 });
 
     const replicas = [replica(prefix), replica(prefix)];
-    await until(() => replicas.some((r) => r.collector.isLeader()), "a replica leads");
+    await waitUntil(() => replicas.some((r) => r.collector.isLeader()), "a replica leads");
     const leader = replicas.find((r) => r.collector.isLeader())!;
     const follower = replicas.find((r) => r !== leader)!;
     await leader.collector.close();
 
     expect(samples(await leader.metrics.registry.metrics())).toEqual([]);
-    await until(
+    await waitUntil(
       async () => (await follower.metrics.registry.metrics()).includes('compactd_queue_jobs{queue="compactions",state="prioritized"} 1'),
       "the follower exports the sizes",
     );

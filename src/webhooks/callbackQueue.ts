@@ -1,0 +1,97 @@
+import { type Job, Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Config } from "../config.js";
+import { encodePayload } from "../queue/payloadCodec.js";
+import { CALLBACK_QUEUE } from "../queue/queueNames.js";
+import { type CallbackRetryPolicy, callbackAttempts } from "./retrySchedule.js";
+import { webhookIdFor } from "./signing.js";
+
+/**
+ * The queue of callback deliveries. Callbacks have their own queue (same
+ * prefix as the compactions) so a slow or dead receiver costs a delivery
+ * worker's slot, never a compaction worker's, and a day of retries to one
+ * receiver delays nobody else's callbacks.
+ */
+
+export type CallbackEventType = "compaction.completed" | "compaction.failed" | "batch.completed";
+
+/**
+ * The JSON body a receiver gets: `{type, id, conversationId, result | error,
+ * metadata}` for a compaction, `{type, id, …counts}` for a batch. `id` is the
+ * job or batch id; with `type` it determines the `webhook-id`.
+ */
+export interface CallbackEvent {
+  readonly type: CallbackEventType;
+  readonly id: string;
+  readonly [field: string]: unknown;
+}
+
+export interface CallbackJobData {
+  readonly url: string;
+  readonly webhookId: string;
+  /** For dashboards: the event's type without decoding the payload. */
+  readonly type: CallbackEventType;
+  /** The {@link CallbackEvent}, compressed like compaction payloads (it may carry a whole result). */
+  readonly payload: string;
+}
+
+export type CallbackQueue = Queue<CallbackJobData>;
+export type CallbackJob = Job<CallbackJobData>;
+
+/** The settings the callback queue and worker read. */
+export type CallbackConfig = Pick<
+  Config,
+  | "queuePrefix"
+  | "webhookSecret"
+  | "callbackAllow"
+  | "callbackMaxAgeHours"
+  | "callbackBackoffMs"
+  | "callbackMaxBackoffMs"
+  | "callbackTimeoutMs"
+  | "callbackConcurrency"
+>;
+
+/** Name of the custom backoff the callback worker implements (retrySchedule.ts). */
+export const CALLBACK_BACKOFF = "callback";
+
+const CALLBACK_JOB_NAME = "deliver";
+
+export function callbackRetryPolicy(config: CallbackConfig): CallbackRetryPolicy {
+  return {
+    backoffMs: config.callbackBackoffMs,
+    maxBackoffMs: config.callbackMaxBackoffMs,
+    maxAgeMs: config.callbackMaxAgeHours * 3_600_000,
+  };
+}
+
+export function createCallbackQueue(connection: Redis, config: CallbackConfig): CallbackQueue {
+  // Finished deliveries stay as long as an event could still be retried, so
+  // enqueuing the same event again in that time (a compaction worker that
+  // crashed after enqueuing) adds nothing.
+  const keepSeconds = Math.ceil(config.callbackMaxAgeHours * 3600);
+  return new Queue<CallbackJobData>(CALLBACK_QUEUE, {
+    connection,
+    prefix: config.queuePrefix,
+    defaultJobOptions: {
+      attempts: callbackAttempts(callbackRetryPolicy(config)),
+      backoff: { type: CALLBACK_BACKOFF },
+      removeOnComplete: { age: keepSeconds },
+      removeOnFail: { age: keepSeconds },
+    },
+  });
+}
+
+/**
+ * Queues `event` for delivery to `url` (checked at submission with
+ * checkCallbackUrl) and returns its `webhook-id`. The id is the BullMQ job id,
+ * so enqueuing one event twice delivers it once.
+ */
+export async function enqueueCallback(queue: CallbackQueue, { url, event }: { url: string; event: CallbackEvent }): Promise<string> {
+  const webhookId = webhookIdFor(event.type, event.id);
+  await queue.add(
+    CALLBACK_JOB_NAME,
+    { url, webhookId, type: event.type, payload: await encodePayload(event) },
+    { jobId: webhookId },
+  );
+  return webhookId;
+}

@@ -1,0 +1,108 @@
+import { UnrecoverableError, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import type { Metrics } from "../metrics/metrics.js";
+import { decodePayload } from "../queue/payloadCodec.js";
+import { CALLBACK_QUEUE } from "../queue/queueNames.js";
+import { parseCallbackAllow } from "./callbackAllow.js";
+import { type CallbackConfig, type CallbackJob, type CallbackJobData, callbackRetryPolicy } from "./callbackQueue.js";
+import { CallbackUrlError, parseCallbackUrl } from "./callbackUrl.js";
+import { type DeliveryResult, deliverCallback } from "./deliverCallback.js";
+import { guardedLookup } from "./guardedLookup.js";
+import { type ResolveHost, systemResolveHost } from "./resolveHost.js";
+import { callbackRetryDelay } from "./retrySchedule.js";
+import { signWebhook } from "./signing.js";
+
+/**
+ * Delivers queued callbacks: signs each attempt, posts it through the
+ * address guard, and lets BullMQ retry failures on the capped exponential
+ * schedule until the callback's age runs out.
+ *
+ * 2xx completes the job, 410 completes it too (the receiver unsubscribed: no
+ * retry, no error), a refused address fails it for good (retrying cannot make
+ * it public); everything else (other statuses, redirects, timeouts,
+ * connection errors) is retried.
+ */
+
+export interface CallbackWorkerOptions {
+  readonly config: CallbackConfig;
+  /** Needs `maxRetriesPerRequest: null`, like every BullMQ worker connection. */
+  readonly connection: Redis;
+  readonly metrics: Metrics;
+  /** Tests make names resolve where they like; production uses the system resolver. */
+  readonly resolveHost?: ResolveHost;
+  /** Worker-level errors (Redis trouble); default: printed to stderr. */
+  readonly onError?: (error: Error) => void;
+}
+
+export interface CallbackWorker {
+  readonly worker: Worker<CallbackJobData>;
+  /** Waits for deliveries in flight (each bounded by the callback timeout). */
+  close(): Promise<void>;
+}
+
+/** What a completed callback job returns (kept with the job in Redis). */
+export interface CallbackJobResult {
+  readonly outcome: "delivered" | "gone";
+  readonly detail: string;
+}
+
+export function createCallbackWorker({
+  config,
+  connection,
+  metrics,
+  resolveHost = systemResolveHost,
+  onError = (error) => console.error(`compactd callbacks: ${error.message}`),
+}: CallbackWorkerOptions): CallbackWorker {
+  const allow = parseCallbackAllow(config.callbackAllow);
+  const lookup = guardedLookup(allow, resolveHost);
+  const policy = callbackRetryPolicy(config);
+
+  const attempt = async (job: CallbackJob, secret: string): Promise<DeliveryResult> => {
+    let url: URL;
+    try {
+      // Literal addresses never reach the lookup: judge them here, under
+      // today's allow-list.
+      url = parseCallbackUrl(job.data.url, allow);
+    } catch (error) {
+      if (error instanceof CallbackUrlError) return { outcome: "refused", detail: error.message };
+      throw error;
+    }
+    const body = JSON.stringify(await decodePayload(job.data.payload));
+    const started = performance.now();
+    const result = await deliverCallback({
+      url,
+      headers: signWebhook(secret, job.data.webhookId, body),
+      body,
+      timeoutMs: config.callbackTimeoutMs,
+      lookup,
+    });
+    metrics.callbackDuration.observe((performance.now() - started) / 1000);
+    return result;
+  };
+
+  const processJob = async (job: CallbackJob): Promise<CallbackJobResult> => {
+    if (config.webhookSecret === undefined) {
+      metrics.callbacksTotal.inc({ outcome: "abandoned" });
+      throw new UnrecoverableError("COMPACTD_WEBHOOK_SECRET is not set on this worker: callbacks cannot be signed");
+    }
+    const result = await attempt(job, config.webhookSecret);
+    metrics.callbacksTotal.inc({ outcome: result.outcome });
+    if (result.outcome === "delivered" || result.outcome === "gone") return { outcome: result.outcome, detail: result.detail };
+    const permanent = result.outcome === "refused";
+    if (permanent || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) metrics.callbacksTotal.inc({ outcome: "abandoned" });
+    throw permanent ? new UnrecoverableError(result.detail) : new Error(result.detail);
+  };
+
+  const worker = new Worker<CallbackJobData, CallbackJobResult>(CALLBACK_QUEUE, processJob, {
+    connection,
+    prefix: config.queuePrefix,
+    concurrency: config.callbackConcurrency,
+    settings: { backoffStrategy: (attemptsMade) => callbackRetryDelay(attemptsMade, policy) },
+  });
+  worker.on("error", onError);
+
+  return {
+    worker,
+    close: () => worker.close(),
+  };
+}

@@ -1,0 +1,262 @@
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { Webhook } from "standardwebhooks";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Config, loadConfig } from "../../src/config.js";
+import { createMetrics, type Metrics } from "../../src/metrics/metrics.js";
+import { type CallbackEvent, type CallbackQueue, createCallbackQueue, enqueueCallback } from "../../src/webhooks/callbackQueue.js";
+import { createCallbackWorker } from "../../src/webhooks/callbackWorker.js";
+import type { ResolveHost } from "../../src/webhooks/resolveHost.js";
+import { callbackRetryDelay } from "../../src/webhooks/retrySchedule.js";
+import { deleteKeysUnder, TEST_REDIS_URL, testPrefix } from "../helpers/redisTestPrefix.js";
+import { waitUntil } from "../helpers/waitUntil.js";
+import { startWebhookReceiver, type WebhookReceiver } from "./webhookReceiver.js";
+
+const secret = `whsec_${randomBytes(32).toString("base64")}`;
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const BACKOFF_MS = 50;
+const MAX_BACKOFF_MS = 200;
+
+/** The callback age that allows exactly `attempts` attempts on the test's short schedule. */
+function ageHoursFor(attempts: number): number {
+  const policy = { backoffMs: BACKOFF_MS, maxBackoffMs: MAX_BACKOFF_MS, maxAgeMs: Number.MAX_SAFE_INTEGER };
+  let ms = 0;
+  for (let made = 1; made < attempts; made++) ms += callbackRetryDelay(made, policy, () => 0);
+  return ms / 3_600_000;
+}
+
+interface Harness {
+  readonly config: Config;
+  readonly queue: CallbackQueue;
+  readonly metrics: Metrics;
+}
+
+async function harness(
+  name: string,
+  { attempts = 5, resolveHost, ...overrides }: Partial<Config> & { attempts?: number; resolveHost?: ResolveHost } = {},
+): Promise<Harness> {
+  const config: Config = {
+    ...loadConfig({}),
+    queuePrefix: testPrefix(name),
+    webhookSecret: secret,
+    callbackAllow: ["127.0.0.1"],
+    callbackBackoffMs: BACKOFF_MS,
+    callbackMaxBackoffMs: MAX_BACKOFF_MS,
+    callbackMaxAgeHours: ageHoursFor(attempts),
+    callbackTimeoutMs: 2_000,
+    ...overrides,
+  };
+  const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+  const queue = createCallbackQueue(connection, config);
+  const metrics = createMetrics();
+  const { close } = createCallbackWorker({ config, connection, metrics, ...(resolveHost ? { resolveHost } : {}) });
+  cleanups.push(async () => {
+    await close();
+    await queue.close();
+    connection.disconnect();
+    await deleteKeysUnder(config.queuePrefix);
+  });
+  return { config, queue, metrics };
+}
+
+async function receiver(respond?: Parameters<typeof startWebhookReceiver>[0]): Promise<WebhookReceiver> {
+  const started = await startWebhookReceiver(respond);
+  cleanups.push(() => started.stop());
+  return started;
+}
+
+function completedEvent(id = `cmp_${randomBytes(8).toString("hex")}`): CallbackEvent {
+  return {
+    type: "compaction.completed",
+    id,
+    conversationId: "conv-1",
+    result: { summary: "the summary", messages: [{ role: "user", content: "…" }] },
+    metadata: { agent: "a1" },
+  };
+}
+
+async function finalState(queue: CallbackQueue, webhookId: string): Promise<string> {
+  let state = "";
+  await waitUntil(async () => {
+    state = await queue.getJobState(webhookId);
+    return state === "completed" || state === "failed";
+  }, `callback ${webhookId} finishes`);
+  return state;
+}
+
+async function count(metrics: Metrics, outcome: string): Promise<number> {
+  const values = (await metrics.callbacksTotal.get()).values;
+  return values.find((value) => value.labels.outcome === outcome)?.value ?? 0;
+}
+
+describe("callback delivery", () => {
+  it("posts the event signed so the standardwebhooks package verifies it", async () => {
+    const { queue, metrics } = await harness("cb-signed");
+    const hook = await receiver();
+    const event = completedEvent();
+    const webhookId = await enqueueCallback(queue, { url: hook.url(), event });
+
+    expect(await finalState(queue, webhookId)).toBe("completed");
+    expect(hook.received).toHaveLength(1);
+    const [delivery] = hook.received;
+    const headers = delivery!.headers as Record<string, string>;
+    expect(headers["webhook-id"]).toBe(webhookId);
+    expect(headers["content-type"]).toBe("application/json");
+    expect(new Webhook(secret).verify(delivery!.body, headers)).toEqual(event);
+    expect(() => new Webhook(`whsec_${randomBytes(32).toString("base64")}`).verify(delivery!.body, headers)).toThrow();
+    expect(await count(metrics, "delivered")).toBe(1);
+    expect((await metrics.callbackDuration.get()).values.find((v) => v.metricName?.endsWith("_count"))?.value).toBe(1);
+  });
+
+  it("keeps one webhook-id across retries and signs every attempt so it verifies", async () => {
+    const { queue, metrics } = await harness("cb-retries");
+    const hook = await receiver((index) => ({ status: index < 2 ? 500 : 200 }));
+    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: completedEvent() });
+
+    expect(await finalState(queue, webhookId)).toBe("completed");
+    expect(hook.received).toHaveLength(3);
+    for (const delivery of hook.received) {
+      expect(delivery.headers["webhook-id"]).toBe(webhookId);
+      expect(() => new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>)).not.toThrow();
+    }
+    expect(await count(metrics, "rejected")).toBe(2);
+    expect(await count(metrics, "delivered")).toBe(1);
+  });
+
+  it("delivers every callback once a receiver that was down comes back", async () => {
+    const { queue, metrics } = await harness("cb-down-up", { attempts: 1_000 });
+    const hook = await receiver();
+    await hook.stop();
+    const ids = await Promise.all(
+      Array.from({ length: 5 }, () => enqueueCallback(queue, { url: hook.url(), event: completedEvent() })),
+    );
+    await waitUntil(async () => (await count(metrics, "unreachable")) >= 10, "every callback failed at least twice");
+
+    await hook.start();
+    await waitUntil(() => new Set(hook.received.map((r) => r.headers["webhook-id"])).size === 5, "all five arrive");
+    for (const id of ids) expect(await finalState(queue, id)).toBe("completed");
+    expect(await count(metrics, "abandoned")).toBe(0);
+  });
+
+  it("stops retrying without an error when the receiver answers 410 Gone", async () => {
+    const { queue, metrics } = await harness("cb-gone");
+    const hook = await receiver(() => ({ status: 410 }));
+    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: completedEvent() });
+
+    expect(await finalState(queue, webhookId)).toBe("completed");
+    expect((await queue.getJob(webhookId))?.returnvalue).toMatchObject({ outcome: "gone" });
+    expect(hook.received).toHaveLength(1);
+    expect(await count(metrics, "gone")).toBe(1);
+    expect(await count(metrics, "abandoned")).toBe(0);
+  });
+
+  it("does not follow a redirect and counts it as a failed attempt", async () => {
+    const { queue, metrics } = await harness("cb-redirect", { attempts: 2 });
+    const elsewhere = await receiver();
+    const hook = await receiver(() => ({ status: 302, headers: { location: elsewhere.url("/stolen") } }));
+    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: completedEvent() });
+
+    expect(await finalState(queue, webhookId)).toBe("failed");
+    expect(hook.received).toHaveLength(2);
+    expect(elsewhere.received).toHaveLength(0);
+    expect((await queue.getJob(webhookId))?.failedReason).toContain("redirects are not followed");
+    expect(await count(metrics, "redirected")).toBe(2);
+    expect(await count(metrics, "abandoned")).toBe(1);
+  });
+
+  it("times out a receiver that never answers and gives up after the last attempt", async () => {
+    const { queue, metrics } = await harness("cb-timeout", { attempts: 2, callbackTimeoutMs: 200 });
+    const hook = await receiver(() => "hang");
+    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: completedEvent() });
+
+    expect(await finalState(queue, webhookId)).toBe("failed");
+    expect((await queue.getJob(webhookId))?.failedReason).toContain("did not answer within 200 ms");
+    expect(await count(metrics, "timeout")).toBe(2);
+    expect(await count(metrics, "abandoned")).toBe(1);
+  });
+
+  it("refuses at connect time a name that now resolves to a loopback address, and never retries it", async () => {
+    const hook = await receiver();
+    const rebinding: ResolveHost = async () => [{ address: "127.0.0.1", family: 4 }];
+    const { queue, metrics } = await harness("cb-rebind", { callbackAllow: [], resolveHost: rebinding });
+    // As if the name had resolved to a public address when the job was submitted.
+    const webhookId = await enqueueCallback(queue, { url: `http://rebind.test:${hook.port}/hook`, event: completedEvent() });
+
+    expect(await finalState(queue, webhookId)).toBe("failed");
+    const job = await queue.getJob(webhookId);
+    expect(job?.failedReason).toContain("rebind.test resolves to 127.0.0.1, a loopback address");
+    expect(job?.attemptsMade).toBe(1);
+    expect(hook.received).toHaveLength(0);
+    expect(await count(metrics, "refused")).toBe(1);
+    expect(await count(metrics, "abandoned")).toBe(1);
+  });
+
+  it("refuses at delivery a literal address the allow-list no longer covers", async () => {
+    const hook = await receiver();
+    const { queue, metrics } = await harness("cb-literal", { callbackAllow: [] });
+    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: completedEvent() });
+
+    expect(await finalState(queue, webhookId)).toBe("failed");
+    expect((await queue.getJob(webhookId))?.failedReason).toContain("127.0.0.1 is a loopback address");
+    expect(hook.received).toHaveLength(0);
+    expect(await count(metrics, "refused")).toBe(1);
+  });
+
+  it("connects to a host name the allow-list names, wherever it resolves", async () => {
+    const hook = await receiver();
+    const internal: ResolveHost = async () => [{ address: "127.0.0.1", family: 4 }];
+    const { queue } = await harness("cb-allowed-host", { callbackAllow: ["hooks.internal"], resolveHost: internal });
+    const webhookId = await enqueueCallback(queue, { url: `http://hooks.internal:${hook.port}/hook`, event: completedEvent() });
+
+    expect(await finalState(queue, webhookId)).toBe("completed");
+    expect(hook.received).toHaveLength(1);
+  });
+
+  it("delivers an event enqueued twice only once", async () => {
+    const { queue } = await harness("cb-dedupe");
+    const hook = await receiver();
+    const event = completedEvent();
+    const first = await enqueueCallback(queue, { url: hook.url(), event });
+    expect(await finalState(queue, first)).toBe("completed");
+    const second = await enqueueCallback(queue, { url: hook.url(), event });
+
+    expect(second).toBe(first);
+    expect(await queue.getJobCounts("completed", "waiting", "delayed", "active")).toEqual({
+      completed: 1,
+      waiting: 0,
+      delayed: 0,
+      active: 0,
+    });
+    expect(hook.received).toHaveLength(1);
+  });
+
+  it("gives distinct events of one job distinct webhook-ids", async () => {
+    const { queue } = await harness("cb-ids");
+    const hook = await receiver();
+    const ids = await Promise.all([
+      enqueueCallback(queue, { url: hook.url(), event: { type: "compaction.completed", id: "cmp_a" } }),
+      enqueueCallback(queue, { url: hook.url(), event: { type: "compaction.failed", id: "cmp_a" } }),
+      enqueueCallback(queue, { url: hook.url(), event: { type: "compaction.completed", id: "cmp_b" } }),
+    ]);
+    expect(new Set(ids).size).toBe(3);
+    await waitUntil(() => hook.received.length === 3, "all three arrive");
+  });
+
+  it("fails callbacks for good, without calling anyone, when the worker has no signing secret", async () => {
+    const hook = await receiver();
+    const { queue, metrics } = await harness("cb-unsigned", { webhookSecret: undefined });
+    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: completedEvent() });
+
+    expect(await finalState(queue, webhookId)).toBe("failed");
+    const job = await queue.getJob(webhookId);
+    expect(job?.failedReason).toContain("COMPACTD_WEBHOOK_SECRET is not set");
+    expect(job?.attemptsMade).toBe(1);
+    expect(hook.received).toHaveLength(0);
+    expect(await count(metrics, "abandoned")).toBe(1);
+  });
+});

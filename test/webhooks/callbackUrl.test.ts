@@ -1,0 +1,113 @@
+import { describe, expect, it } from "vitest";
+import { CallbackUrlError, checkCallbackUrl } from "../../src/webhooks/callbackUrl.js";
+import type { ResolveHost } from "../../src/webhooks/resolveHost.js";
+
+/** A resolver from a table, standing in for DNS without the network. */
+function fakeDns(table: Record<string, string[]>): ResolveHost {
+  return async (hostname) => {
+    const addresses = table[hostname];
+    if (addresses === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
+    return addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+  };
+}
+
+const dns = fakeDns({
+  "hooks.example.com": ["93.184.216.34"],
+  "rebind.example.com": ["127.0.0.1"],
+  "mixed.example.com": ["93.184.216.34", "10.0.0.7"],
+  "metadata.example.com": ["169.254.169.254"],
+  "v6.example.com": ["2606:4700:4700::1111"],
+  "v6-private.example.com": ["fd00::5"],
+  "internal.corp": ["10.20.30.40"],
+  "a.svc.cluster.local": ["10.96.0.12"],
+  "svc.cluster.local": ["10.96.0.1"],
+});
+
+async function refusal(url: unknown, allow: string[] = []): Promise<CallbackUrlError> {
+  const error = await checkCallbackUrl(url, allow, { resolveHost: dns }).then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  expect(error).toBeInstanceOf(CallbackUrlError);
+  const refused = error as CallbackUrlError;
+  expect(refused.field).toBe("callbackUrl");
+  expect(refused.code).toBe("invalid_callback_url");
+  return refused;
+}
+
+describe("checkCallbackUrl", () => {
+  it.each([
+    ["http://127.0.0.1:8080/hook", "127.0.0.1 is a loopback address"],
+    ["http://10.1.2.3/hook", "10.1.2.3 is a private address"],
+    ["http://[::1]/hook", "::1 is a loopback address"],
+    ["http://169.254.169.254/latest/meta-data/", "169.254.169.254 is a cloud metadata address"],
+    ["http://[fd00:ec2::254]/", "fd00:ec2::254 is a cloud metadata address"],
+    ["http://[::ffff:127.0.0.1]/", "is an IPv6 address embedding an IPv4 address"],
+    ["http://100.100.100.200/", "100.100.100.200 is a carrier-grade NAT address"],
+    ["http://0.0.0.0:9464/metrics", "0.0.0.0 is an unspecified address"],
+    // WHATWG URL parsing normalizes these spellings of 127.0.0.1 before we look.
+    ["http://0x7f.1/", "127.0.0.1 is a loopback address"],
+    ["http://2130706433/", "127.0.0.1 is a loopback address"],
+  ])("refuses the literal address in %s", async (url, message) => {
+    expect((await refusal(url)).message).toContain(message);
+  });
+
+  it("refuses a host name that resolves to 127.0.0.1", async () => {
+    expect((await refusal("https://rebind.example.com/hook")).message).toContain(
+      "rebind.example.com resolves to 127.0.0.1, a loopback address",
+    );
+  });
+
+  it("refuses `localhost` through the system resolver, which reads /etc/hosts and needs no network", async () => {
+    const error = await checkCallbackUrl("http://localhost:3000/hook", []).catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(CallbackUrlError);
+    expect((error as Error).message).toContain("localhost resolves to 127.0.0.1, a loopback address");
+  });
+
+  it("refuses a name when any of its addresses is refused, since a connection may use any of them", async () => {
+    expect((await refusal("https://mixed.example.com/")).message).toContain("10.0.0.7, a private address");
+  });
+
+  it("refuses names resolving to metadata and private IPv6 addresses", async () => {
+    expect((await refusal("https://metadata.example.com/")).message).toContain("a cloud metadata address");
+    expect((await refusal("https://v6-private.example.com/")).message).toContain("fd00::5, a private address");
+  });
+
+  it.each([
+    ["ftp://hooks.example.com/hook", "scheme ftp: is not allowed"],
+    ["file:///etc/passwd", "scheme file: is not allowed"],
+    ["gopher://hooks.example.com/", "scheme gopher: is not allowed"],
+    ["not a url", "is not a URL"],
+    ["https://user:pw@hooks.example.com/", "must not carry credentials"],
+    [`https://hooks.example.com/${"a".repeat(2100)}`, "longer than 2048"],
+    [42, "must be a string"],
+    ["https://nowhere.example.com/", "host nowhere.example.com does not resolve"],
+  ])("refuses %s", async (url, message) => {
+    expect((await refusal(url)).message).toContain(message);
+  });
+
+  it("accepts public receivers by literal address or by name, over IPv4 and IPv6", async () => {
+    for (const url of ["https://hooks.example.com/hook?x=1", "http://93.184.216.34:8080/", "https://v6.example.com/", "http://[2606:4700:4700::1111]/"]) {
+      await expect(checkCallbackUrl(url, [], { resolveHost: dns })).resolves.toBeUndefined();
+    }
+  });
+
+  it("lets the operator's allow-list through: addresses, CIDRs, host names and subdomain wildcards", async () => {
+    await expect(checkCallbackUrl("http://127.0.0.1:4000/hook", ["127.0.0.1"], { resolveHost: dns })).resolves.toBeUndefined();
+    await expect(checkCallbackUrl("http://[::1]:4000/hook", ["::1"], { resolveHost: dns })).resolves.toBeUndefined();
+    await expect(checkCallbackUrl("http://10.9.8.7/", ["10.0.0.0/8"], { resolveHost: dns })).resolves.toBeUndefined();
+    await expect(checkCallbackUrl("http://internal.corp/", ["internal.corp"], { resolveHost: dns })).resolves.toBeUndefined();
+    await expect(checkCallbackUrl("http://internal.corp/", ["10.20.30.0/24"], { resolveHost: dns })).resolves.toBeUndefined();
+    await expect(
+      checkCallbackUrl("http://a.svc.cluster.local/", ["*.svc.cluster.local"], { resolveHost: dns }),
+    ).resolves.toBeUndefined();
+  });
+
+  it("allows only what the allow-list names", async () => {
+    expect((await refusal("http://127.0.0.2/", ["127.0.0.1"])).message).toContain("loopback");
+    expect((await refusal("http://internal.corp/", ["192.168.0.0/16"])).message).toContain("private");
+    // A wildcard covers subdomains, not the domain itself.
+    expect((await refusal("http://svc.cluster.local/", ["*.svc.cluster.local"])).message).toContain("private");
+    expect((await refusal("http://169.254.169.254/", ["10.0.0.0/8", "internal.corp"])).message).toContain("metadata");
+  });
+});

@@ -49,6 +49,9 @@ export type CallbackConfig = Pick<
   | "callbackMaxBackoffMs"
   | "callbackTimeoutMs"
   | "callbackConcurrency"
+  | "lockDurationMs"
+  | "stalledIntervalMs"
+  | "maxStalledCount"
 >;
 
 /** Name of the custom backoff the callback worker implements (retrySchedule.ts). */
@@ -64,19 +67,25 @@ export function callbackRetryPolicy(config: CallbackConfig): CallbackRetryPolicy
   };
 }
 
+/**
+ * Delivered callbacks are dropped soon (their payload may be a whole result,
+ * and at full throughput a day of them would not fit in Redis); while kept,
+ * enqueuing the same event again adds nothing, and afterwards receivers still
+ * deduplicate on the webhook-id. Given-up ones stay for the callback age, for
+ * inspection.
+ */
+const KEEP_DELIVERED = 1_000;
+const KEEP_FAILED = 10_000;
+
 export function createCallbackQueue(connection: Redis, config: CallbackConfig): CallbackQueue {
-  // Finished deliveries stay as long as an event could still be retried, so
-  // enqueuing the same event again in that time (a compaction worker that
-  // crashed after enqueuing) adds nothing.
-  const keepSeconds = Math.ceil(config.callbackMaxAgeHours * 3600);
   return new Queue<CallbackJobData>(CALLBACK_QUEUE, {
     connection,
     prefix: config.queuePrefix,
     defaultJobOptions: {
       attempts: callbackAttempts(callbackRetryPolicy(config)),
       backoff: { type: CALLBACK_BACKOFF },
-      removeOnComplete: { age: keepSeconds },
-      removeOnFail: { age: keepSeconds },
+      removeOnComplete: { count: KEEP_DELIVERED },
+      removeOnFail: { age: Math.ceil(config.callbackMaxAgeHours * 3600), count: KEEP_FAILED },
     },
   });
 }
@@ -84,7 +93,7 @@ export function createCallbackQueue(connection: Redis, config: CallbackConfig): 
 /**
  * Queues `event` for delivery to `url` (checked at submission with
  * checkCallbackUrl) and returns its `webhook-id`. The id is the BullMQ job id,
- * so enqueuing one event twice delivers it once.
+ * so enqueuing one event twice while its job is kept delivers it once.
  */
 export async function enqueueCallback(queue: CallbackQueue, { url, event }: { url: string; event: CallbackEvent }): Promise<string> {
   const webhookId = webhookIdFor(event.type, event.id);

@@ -97,6 +97,11 @@ export function createCallbackWorker({
     connection,
     prefix: config.queuePrefix,
     concurrency: config.callbackConcurrency,
+    // The compaction worker's crash settings: a delivery cut off by a crash
+    // is retried within seconds, like a compaction.
+    lockDuration: config.lockDurationMs,
+    stalledInterval: config.stalledIntervalMs,
+    maxStalledCount: config.maxStalledCount,
     settings: { backoffStrategy: (attemptsMade) => callbackRetryDelay(attemptsMade, policy) },
   });
   worker.on("error", onError);

@@ -28,7 +28,10 @@ export interface ArchiveInput {
   readonly omitted: number;
   /** The previous summary the archive is appended to. */
   readonly previousSummary: string | undefined;
-  /** Token budget of the archive lines. */
+  /**
+   * Token budget of the archive lines. The archive never takes more than the
+   * messages and earlier archive lines it replaces, so it cannot grow the context.
+   */
   readonly budgetTokens: number;
 }
 
@@ -40,11 +43,15 @@ export interface ArchiveInput {
 export function buildArchive(input: ArchiveInput, estimator: TokenEstimator): string {
   const { prose, lines: earlierLines, omitted: earlierOmitted } = splitArchive(input.previousSummary ?? "");
   const lines = [...earlierLines, ...input.messages.map(archiveLine)];
+  let replaced = estimator.sumEstimates(input.messages);
+  for (const line of earlierLines) replaced += estimator.estimateText(line);
+  // The heading and the omission line are paid for out of the same budget.
+  const budget = Math.min(input.budgetTokens, replaced) - estimator.countText(`${ARCHIVE_HEADING}\n${lines.length} earlier messages omitted.`);
   let used = 0;
   let first = lines.length;
   for (let i = lines.length - 1; i >= 0; i--) {
     const cost = estimator.countText(lines[i]!) + 1;
-    if (used + cost > input.budgetTokens) break;
+    if (used + cost > budget) break;
     used += cost;
     first = i;
   }

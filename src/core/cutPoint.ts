@@ -74,22 +74,27 @@ export function findCutPoint(
  * every later request with a 400.
  */
 function cuttableIndexes(messages: readonly Message[], start: number): boolean[] {
-  const resultIndexById = new Map<string, number>();
+  // Where each message's calls are last answered. Ids are matched to the
+  // earliest unanswered call with that id, because some agents reuse ids.
+  const answeredAt = new Array<number>(messages.length - start).fill(-1);
+  const unanswered = new Map<string, number[]>();
   for (let i = start; i < messages.length; i++) {
     for (const b of messages[i]!.blocks) {
-      if (b.type === "toolResult") resultIndexById.set(b.toolCallId, i);
+      if (b.type === "toolCall") {
+        const calls = unanswered.get(b.id);
+        if (calls === undefined) unanswered.set(b.id, [i]);
+        else calls.push(i);
+      } else if (b.type === "toolResult") {
+        const callIndex = unanswered.get(b.toolCallId)?.shift();
+        if (callIndex !== undefined) answeredAt[callIndex - start] = Math.max(answeredAt[callIndex - start]!, i);
+      }
     }
   }
   const cuttable = new Array<boolean>(messages.length - start);
   let openUntil = -1; // the latest index at which a call made so far is answered
   for (let i = start; i < messages.length; i++) {
-    const m = messages[i]!;
-    cuttable[i - start] = m.kind !== "toolResult" && openUntil < i;
-    for (const b of m.blocks) {
-      if (b.type !== "toolCall") continue;
-      const answeredAt = resultIndexById.get(b.id);
-      if (answeredAt !== undefined && answeredAt > openUntil) openUntil = answeredAt;
-    }
+    cuttable[i - start] = messages[i]!.kind !== "toolResult" && openUntil < i;
+    openUntil = Math.max(openUntil, answeredAt[i - start]!);
   }
   return cuttable;
 }

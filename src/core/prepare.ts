@@ -118,9 +118,15 @@ export function prepare(
     summaryTokens,
     turnPrefixTokens,
     fileOperations: collectFileOperations([...messagesToSummarize, ...turnPrefixMessages], inheritedFiles),
-    keptTokens: topSystemTokens + estimator.sumEstimates(messages.slice(0, systemEnd)) + cut.keptTokens,
+    keptTokens: topSystemTokens + exactSum(messages.slice(0, systemEnd), estimator) + cut.keptTokens,
     checkpointTurnId: checkpointTurnId(messages, start, historyEnd),
   };
+}
+
+function exactSum(messages: readonly Message[], estimator: TokenEstimator): number {
+  let sum = 0;
+  for (const m of messages) sum += estimator.count(m);
+  return sum;
 }
 
 /**

@@ -36,6 +36,9 @@ export const DOCUMENT_TOKENS = 3000;
 /** The ratio used before any exact count exists: o200k on mixed prose, code and JSON. */
 const DEFAULT_TOKENS_PER_CHAR = 0.3;
 
+/** Conversations shorter than this (about 30k tokens, a few milliseconds) are counted exactly. */
+const EXACT_BELOW_CHARS = 120_000;
+
 /** Share of the conversation's characters tokenized exactly to calibrate the ratio. */
 const CALIBRATION_SHARE = 1 / 24;
 
@@ -144,6 +147,11 @@ export class TokenEstimator {
     if (messages.length === 0) return;
     let totalChars = 0;
     for (const m of messages) totalChars += this.countable(m).text.length;
+    if (totalChars <= EXACT_BELOW_CHARS) {
+      // Short conversations are cheap to count whole, and a sample of a few
+      // dozen messages says too little to price them within a few percent.
+      for (const m of messages) this.rawCount(m);
+    }
     const targetChars = totalChars * CALIBRATION_SHARE;
     // Golden-ratio positions spread the sample evenly without a fixed stride:
     // conversations are periodic (call, result, call, result), and a stride in

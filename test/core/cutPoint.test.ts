@@ -102,3 +102,23 @@ describe("findCutPoint", () => {
     expect(estimator.isCounted(conv.messages[0]!)).toBe(false);
   });
 });
+
+describe("findCutPoint with reused tool call ids", () => {
+  it("matches each result to the earliest unanswered call with its id, so later cuts stay possible", () => {
+    const call = (id: string) => ({ role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name: "think", arguments: "{}" } }] });
+    const result = (id: string) => ({ role: "tool", tool_call_id: id, content: "ok" });
+    const raw = [
+      { role: "user", content: "plan ".repeat(400) },
+      call("same"),
+      result("same"),
+      { role: "assistant", content: "first answer ".repeat(200) },
+      call("same"),
+      result("same"),
+      { role: "assistant", content: "second answer" },
+    ];
+    const conv = parseConversation(raw);
+    const estimator = new TokenEstimator();
+    const budget = [4, 5, 6].reduce((s, i) => s + estimator.count(conv.messages[i]!), 0);
+    expect(findCutPoint(conv.messages, 0, budget, estimator).firstKeptIndex).toBe(4);
+  });
+});

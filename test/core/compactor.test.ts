@@ -1,0 +1,309 @@
+import { describe, expect, it } from "vitest";
+import { createCompactor, type CompactOptions } from "../../src/core/compactor.js";
+import { CompactionDisabledError, NothingToCompactError } from "../../src/core/errors.js";
+import { parseConversation } from "../../src/core/formats/parseConversation.js";
+import type { Message } from "../../src/core/message.js";
+import { normalizeSettings, threshold, type SettingsInput } from "../../src/core/settings.js";
+import { previousSummaryOf, SUMMARY_PREAMBLE } from "../../src/core/summaryEnvelope.js";
+import { TokenEstimator } from "../../src/core/tokenEstimator.js";
+import { conversation, reactTurn, type RawMessage } from "../helpers/conversations.js";
+import { scriptedSummarizer, type ScriptStep } from "../helpers/scriptedSummarizer.js";
+
+const WINDOW: SettingsInput = { maxContextTokens: 100_000, keepRecentTokens: 8_000 };
+
+function compactorWith(step?: (kind: string, call: number) => ScriptStep, settings: SettingsInput = WINDOW) {
+  const summarizer = scriptedSummarizer(step && ((r, call) => step(r.kind, call)));
+  const compactor = createCompactor({ settings, summarizer })!;
+  return { compactor, summarizer };
+}
+
+/** A long multi-turn session: about 60k tokens of tool traffic. */
+function longSession(turnIds = false): RawMessage[] {
+  return conversation(...Array.from({ length: 10 }, (_, i) => reactTurn({ rounds: 6, toolResultChars: 3_500, turnId: turnIds ? `turn-${i}` : undefined })));
+}
+
+const manual: CompactOptions = { reason: "manual" };
+
+/** The requests of one kind: long sessions usually split the turn the cut lands in. */
+function ofKind(requests: readonly { kind: string }[], kind: string) {
+  return requests.filter((r) => r.kind === kind);
+}
+
+function summariesIn(messages: unknown[]): number {
+  return parseConversation(messages).messages.filter((m: Message) => previousSummaryOf(m) !== undefined).length;
+}
+
+describe("Compactor", () => {
+  it("is not built without a context window or without a summarizer", () => {
+    expect(createCompactor({ settings: {}, summarizer: scriptedSummarizer() })).toBeNull();
+    expect(createCompactor({ settings: { maxContextTokens: 100_000 }, summarizer: undefined })).toBeNull();
+  });
+
+  it("replaces the head with one summary and returns the tail exactly as it came in", async () => {
+    const raw = longSession();
+    const { compactor, summarizer } = compactorWith();
+    const result = await compactor.compact(parseConversation(raw), manual);
+    expect(ofKind(summarizer.requests, "history")).toHaveLength(1);
+    expect(summarizer.requests).toHaveLength(result.splitTurn ? 2 : 1);
+    expect(result.messages[0]).toEqual({ role: "user", content: expect.stringContaining(SUMMARY_PREAMBLE) });
+    const tail = result.messages.slice(1);
+    tail.forEach((m, i) => expect(m).toBe(raw[result.firstKeptIndex + i]));
+    expect(result).toMatchObject({
+      reason: "manual",
+      messagesBefore: raw.length,
+      messagesAfter: 1 + raw.length - result.firstKeptIndex,
+      degraded: false,
+      degradedReason: null,
+      omitted: 0,
+    });
+    expect(result.tokensAfter).toBeLessThan(result.tokensBefore / 3);
+  });
+
+  it("leaves room for several more rounds: tokens after are under two thirds of the threshold", async () => {
+    const settings = normalizeSettings({ maxContextTokens: 80_000 });
+    const raw = conversation(longSession(), longSession());
+    const { compactor } = compactorWith(undefined, settings);
+    const result = await compactor.compact(parseConversation(raw), { reason: "threshold" });
+    expect(result.tokensBefore).toBeGreaterThan(threshold(settings));
+    expect(result.tokensAfter).toBeLessThan((threshold(settings) * 2) / 3);
+  });
+
+  it("compacts inside a single 40-round turn, summarizing the turn's head separately", async () => {
+    const raw = reactTurn({ rounds: 40, toolResultChars: 2_500 });
+    const { compactor, summarizer } = compactorWith();
+    const result = await compactor.compact(parseConversation(raw), manual);
+    expect(result.splitTurn).toBe(true);
+    expect(summarizer.requests.map((r) => r.kind)).toEqual(["turnPrefix"]);
+    expect(summarizer.requests[0]!.prompt).toContain((raw[0]!.content as string).slice(0, 60));
+    expect(result.summary).toContain("Summary of turnPrefix");
+    expect(parseConversation(result.messages).messages[1]!.kind).not.toBe("toolResult");
+  });
+
+  it("runs the history and turn-prefix summaries concurrently", async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const summarizer = {
+      name: "concurrency",
+      async summarize() {
+        peak = Math.max(peak, ++inFlight);
+        await new Promise((r) => setTimeout(r, 20));
+        inFlight--;
+        return { text: "## Goal\nok", truncated: false };
+      },
+    };
+    const compactor = createCompactor({ settings: WINDOW, summarizer })!;
+    const raw = conversation(reactTurn({ rounds: 6, toolResultChars: 3_000 }), reactTurn({ rounds: 40, toolResultChars: 2_500 }));
+    const result = await compactor.compact(parseConversation(raw), manual);
+    expect(result.splitTurn).toBe(true);
+    expect(peak).toBe(2);
+  });
+
+  it("reports nothing to compact for a small conversation and makes no call", async () => {
+    const { compactor, summarizer } = compactorWith();
+    await expect(compactor.compact(parseConversation(reactTurn({ rounds: 2 })), manual)).rejects.toBeInstanceOf(NothingToCompactError);
+    expect(summarizer.requests).toHaveLength(0);
+  });
+
+  it("reports nothing to compact when its own output is compacted again, with no LLM call", async () => {
+    const { compactor, summarizer } = compactorWith();
+    const first = await compactor.compact(parseConversation(longSession()), manual);
+    const calls = summarizer.requests.length;
+    const again = compactor.compact(parseConversation(first.messages), manual);
+    await expect(again).rejects.toMatchObject({ code: "nothing_to_compact" });
+    expect(summarizer.requests).toHaveLength(calls);
+  });
+
+  it("updates the previous summary instead of summarizing it again, and exactly one summary survives", async () => {
+    let historyCalls = 0;
+    const { compactor, summarizer } = compactorWith((kind) => ({
+      kind: "reply",
+      text: kind === "history" ? `## Goal\nsummary number ${++historyCalls}` : "## Original Request\nprefix",
+    }));
+    const first = await compactor.compact(parseConversation(longSession()), manual);
+    const grown = [...first.messages, ...longSession()];
+    const second = await compactor.compact(parseConversation(grown), manual);
+    const update = ofKind(summarizer.requests, "history")[1] as (typeof summarizer.requests)[number];
+    expect(update.previousSummary).toMatch(/^## Goal\nsummary number 1/);
+    expect(update.prompt).toContain("summary number 1");
+    expect(update.messages.every((m) => previousSummaryOf(m) === undefined)).toBe(true);
+    expect(summariesIn(second.messages)).toBe(1);
+    expect(second.summary).toContain("summary number 2");
+  });
+
+  it("rejects a truncated summary, retries once, then falls back to a degraded archive that still frees tokens", async () => {
+    const { compactor, summarizer } = compactorWith(() => ({ kind: "truncated" }));
+    const result = await compactor.compact(parseConversation(longSession()), manual);
+    expect(ofKind(summarizer.requests, "history")).toHaveLength(2);
+    expect(result.degraded).toBe(true);
+    expect(result.degradedReason).toContain("token cap");
+    expect(result.summary).toContain("Raw archive");
+    expect(result.tokensAfter).toBeLessThan(result.tokensBefore / 2);
+  });
+
+  it("rejects an empty summary like a truncated one", async () => {
+    const { compactor, summarizer } = compactorWith(() => ({ kind: "empty" }));
+    const result = await compactor.compact(parseConversation(longSession()), manual);
+    expect(ofKind(summarizer.requests, "history")).toHaveLength(2);
+    expect(result.degradedReason).toContain("empty");
+  });
+
+  it("uses the first good answer after one failure", async () => {
+    let historyCalls = 0;
+    const { compactor, summarizer } = compactorWith((kind) =>
+      kind === "history" && ++historyCalls === 1
+        ? { kind: "fail", error: new Error("socket hang up") }
+        : { kind: "reply", text: "## Goal\nrecovered" },
+    );
+    const result = await compactor.compact(parseConversation(longSession()), manual);
+    expect(ofKind(summarizer.requests, "history")).toHaveLength(2);
+    expect(result.degraded).toBe(false);
+    expect(result.summary).toContain("recovered");
+  });
+
+  it("degrades on a failing summarizer, records why, and appends the archive to the previous summary", async () => {
+    const good = compactorWith(() => ({ kind: "reply", text: "## Goal\nthe original task" }));
+    const first = await good.compactor.compact(parseConversation(longSession()), manual);
+    const failing = compactorWith(() => ({ kind: "fail", error: Object.assign(new Error("overloaded"), { status: 529 }) }));
+    const result = await failing.compactor.compact(parseConversation([...first.messages, ...longSession()]), manual);
+    expect(result.degraded).toBe(true);
+    expect(result.degradedReason).toContain("HTTP 529");
+    expect(result.summary.indexOf("the original task")).toBeLessThan(result.summary.indexOf("Raw archive"));
+    expect(result.tokensAfter).toBeLessThan(result.tokensBefore / 2);
+  });
+
+  it("does not retry a request that overflowed the summarizer's window", async () => {
+    const overflow = Object.assign(new Error("prompt is too long: 250000 tokens > 200000 maximum"), { status: 400 });
+    const { compactor, summarizer } = compactorWith(() => ({ kind: "fail", error: overflow }));
+    const result = await compactor.compact(parseConversation(longSession()), manual);
+    expect(ofKind(summarizer.requests, "history")).toHaveLength(1);
+    expect(result.degraded).toBe(true);
+  });
+
+  it("keeps the degraded archive within the summary budget", async () => {
+    const settings = { maxContextTokens: 100_000, keepRecentTokens: 8_000, maxSummaryTokens: 1_500 };
+    const { compactor } = compactorWith(() => ({ kind: "fail", error: new Error("down") }), settings);
+    const result = await compactor.compact(parseConversation(longSession()), manual);
+    // Each archive stays within its own cap: 1500 for the history, half that for a split turn's head.
+    const estimator = new TokenEstimator();
+    const sections = result.summary.split(/(?=## Raw archive)|(?=## Turn in progress)|(?=<read-files>)/);
+    const historyArchive = sections.find((s) => s.startsWith("## Raw archive"))!;
+    expect(estimator.countText(historyArchive)).toBeLessThanOrEqual(1_500 + 20);
+    expect(result.summary).toMatch(/\d+ earlier messages omitted\./);
+  });
+
+  it("keeps a slow summary alive while it makes progress, and cancels a silent one", async () => {
+    const slow = compactorWith(() => ({ kind: "slow", ticks: 6, everyMs: 25, text: "## Goal\nslow but fine" }), { ...WINDOW, stallTimeoutMs: 60 });
+    const ok = await slow.compactor.compact(parseConversation(longSession()), manual);
+    expect(ok.degraded).toBe(false);
+
+    const silent = compactorWith(() => ({ kind: "silent" }), { ...WINDOW, stallTimeoutMs: 40 });
+    const stalled = await silent.compactor.compact(parseConversation(longSession()), manual);
+    expect(ofKind(silent.summarizer.requests, "history")).toHaveLength(2);
+    expect(stalled.degraded).toBe(true);
+    expect(stalled.degradedReason).toContain("no output for 40 ms");
+  });
+
+  it("never retries a cancelled caller and does not fall back to the archive", async () => {
+    const { compactor, summarizer } = compactorWith(() => ({ kind: "silent" }), { ...WINDOW, stallTimeoutMs: 10_000 });
+    const controller = new AbortController();
+    const reason = new Error("agent cancelled");
+    const run = compactor.compact(parseConversation(longSession()), { reason: "manual", signal: controller.signal });
+    setTimeout(() => controller.abort(reason), 20);
+    await expect(run).rejects.toBe(reason);
+    expect(ofKind(summarizer.requests, "history")).toHaveLength(1);
+  });
+
+  it("refuses threshold compaction while disabled but still runs overflow and manual ones", async () => {
+    const { compactor } = compactorWith(undefined, { ...WINDOW, enabled: false });
+    const conv = parseConversation(longSession());
+    await expect(compactor.compact(conv, { reason: "threshold" })).rejects.toBeInstanceOf(CompactionDisabledError);
+    expect((await compactor.compact(conv, { reason: "overflow" })).reason).toBe("overflow");
+    expect((await compactor.compact(conv, { reason: "manual" })).reason).toBe("manual");
+  });
+
+  it("keeps read and modified file paths across compactions, a written file only as modified", async () => {
+    const edit = (id: string, path: string): RawMessage[] => [
+      { role: "user", content: `please fix ${path}` },
+      { role: "assistant", content: [{ type: "tool_use", id, name: "edit_file", input: { path, patch: "..." } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: id, content: "ok" }] },
+      { role: "assistant", content: "fixed" },
+    ];
+    const { compactor } = compactorWith();
+    const raw = [...edit("e1", "src/edited.ts"), ...longSession()];
+    const first = await compactor.compact(parseConversation(raw), manual);
+    expect(first.summary).toMatch(/<modified-files>\nsrc\/edited\.ts\n<\/modified-files>/);
+    const summarizedPaths = JSON.stringify(raw.slice(0, first.firstKeptIndex)).match(/src\/t\d+\/file\d+_0\.ts/g)!;
+    const readPath = summarizedPaths.at(-1)!;
+    expect(first.summary).toContain(readPath);
+
+    // Thirty more reads: fewer than the 50-path cap, so the inherited ones are not evicted.
+    const more = conversation(...Array.from({ length: 5 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 })));
+    const second = await compactor.compact(parseConversation([...first.messages, ...more]), manual);
+    expect(second.summary).toContain("src/edited.ts");
+    expect(second.summary).toContain(readPath);
+    const readBlock = /<read-files>\n([\s\S]*?)<\/read-files>/.exec(second.summary)![1]!;
+    expect(readBlock).not.toContain("src/edited.ts");
+  });
+
+  it("passes the caller's instructions into the prompt", async () => {
+    const { compactor, summarizer } = compactorWith();
+    await compactor.compact(parseConversation(longSession()), { reason: "manual", instructions: "Keep every SQL query verbatim." });
+    expect(summarizer.requests[0]!.prompt).toContain("Keep every SQL query verbatim.");
+  });
+
+  describe("checkpoints", () => {
+    it("returns a checkpoint when the summary ends on a stored turn", async () => {
+      const { compactor } = compactorWith(() => ({ kind: "reply", text: "## Goal\ncheckpointed" }), { maxContextTokens: 100_000, keepRecentTokens: 6_000 });
+      const raw = conversation(longSession(true), reactTurn({ rounds: 1, turnId: "current" }));
+      const result = await compactor.compact(parseConversation(raw), manual);
+      const lastSummarized = raw[result.firstKeptIndex - 1]!;
+      if (result.splitTurn) {
+        expect(result.checkpoint?.turnId).not.toBe(raw[result.firstKeptIndex]!.turn_id);
+      } else {
+        expect(result.checkpoint).toEqual({ turnId: lastSummarized.turn_id, summary: expect.stringContaining("checkpointed"), degraded: false });
+      }
+    });
+
+    it("excludes the split-turn prefix from the checkpoint", async () => {
+      const { compactor } = compactorWith();
+      const raw = conversation(reactTurn({ rounds: 6, toolResultChars: 3_000, turnId: "done" }), reactTurn({ rounds: 40, toolResultChars: 2_500, turnId: "running" }));
+      const result = await compactor.compact(parseConversation(raw), manual);
+      expect(result.splitTurn).toBe(true);
+      expect(result.checkpoint?.turnId).toBe("done");
+      expect(result.checkpoint?.summary).not.toContain("Summary of turnPrefix");
+      expect(result.summary).toContain("Summary of turnPrefix");
+    });
+
+    it("has no checkpoint when the whole summarized range is inside the current turn", async () => {
+      const { compactor } = compactorWith();
+      const result = await compactor.compact(parseConversation(reactTurn({ rounds: 40, toolResultChars: 2_500, turnId: "only" })), manual);
+      expect(result.checkpoint).toBeNull();
+    });
+
+    it("is still a checkpoint when degraded", async () => {
+      const { compactor } = compactorWith(() => ({ kind: "fail", error: new Error("down") }));
+      const raw = conversation(reactTurn({ rounds: 6, toolResultChars: 3_000, turnId: "done" }), reactTurn({ rounds: 40, toolResultChars: 2_500, turnId: "running" }));
+      const result = await compactor.compact(parseConversation(raw), manual);
+      expect(result.checkpoint).toMatchObject({ turnId: "done", degraded: true });
+    });
+  });
+});
+
+describe("Compactor with a summarizer whose window the request filled", () => {
+  it("does not ask again after model_context_window_exceeded", async () => {
+    let calls = 0;
+    const summarizer = {
+      name: "full-window",
+      async summarize() {
+        calls++;
+        return { text: "## Goal\npartial", truncated: true, stopReason: "model_context_window_exceeded" };
+      },
+    };
+    const compactor = createCompactor({ settings: { maxContextTokens: 100_000, keepRecentTokens: 8_000 }, summarizer })!;
+    const raw = conversation(...Array.from({ length: 4 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 })), reactTurn({ rounds: 1 }));
+    const result = await compactor.compact(parseConversation(raw), { reason: "manual" });
+    expect(result.degraded).toBe(true);
+    expect(result.degradedReason).toContain("context window");
+    expect(calls).toBe(result.splitTurn ? 2 : 1);
+  });
+});

@@ -3,13 +3,17 @@
  *
  * The record lists every item (some never became jobs: nothing to compact, or
  * their conversation already had a compaction in flight). Finished jobs are
- * collected in a set; whoever adds the last one learns the batch is complete.
+ * collected with their final status in a hash; whoever adds the last one
+ * learns the batch is complete, and the `batch.completed` callback reports the
+ * statuses from that hash (BullMQ has not recorded the last job's end yet when
+ * its worker settles it).
  * That check runs again whenever a job is settled again (a worker that took
  * over a crashed one), so the `batch.completed` callback is queued at least
  * once; its stable webhook id makes the repeats one delivery.
  */
 import type { Redis } from "ioredis";
 import type { ServiceKeys } from "./queueNames.js";
+import type { FinalStatus } from "./resultStore.js";
 
 export type BatchItem =
   | { readonly status: "queued"; readonly id: string }
@@ -21,6 +25,8 @@ export interface BatchRecord {
   readonly id: string;
   readonly tenant: string;
   readonly createdAt: number;
+  /** Digest of the request when it carried an Idempotency-Key (a replay must match it), else empty. */
+  readonly requestDigest: string;
   readonly callbackUrl?: string;
   readonly metadata?: unknown;
   readonly items: readonly BatchItem[];
@@ -35,17 +41,17 @@ const CREATE = `
 if redis.call("HSETNX", KEYS[1], "record", ARGV[1]) == 0 then return 0 end
 redis.call("HSET", KEYS[1], "jobs", ARGV[2])
 redis.call("EXPIRE", KEYS[1], ARGV[3])
-if redis.call("SCARD", KEYS[2]) >= tonumber(ARGV[2]) then return 2 end
+if redis.call("HLEN", KEYS[2]) >= tonumber(ARGV[2]) then return 2 end
 return 1
 `;
 
 /** Adds a finished job and answers whether every job of the batch has finished. */
 const MARK_FINISHED = `
-redis.call("SADD", KEYS[2], ARGV[1])
-redis.call("EXPIRE", KEYS[2], ARGV[2])
+redis.call("HSET", KEYS[2], ARGV[1], ARGV[2])
+redis.call("EXPIRE", KEYS[2], ARGV[3])
 local jobs = tonumber(redis.call("HGET", KEYS[1], "jobs"))
 if jobs == nil then return 0 end
-if redis.call("SCARD", KEYS[2]) >= jobs then return 1 end
+if redis.call("HLEN", KEYS[2]) >= jobs then return 1 end
 return 0
 `;
 
@@ -81,16 +87,23 @@ export class BatchStore {
     return json === null ? undefined : (JSON.parse(json) as BatchRecord);
   }
 
-  /** Records `jobId` as finished; true when the batch has no job left to finish. */
-  async markFinished(batchId: string, jobId: string): Promise<boolean> {
+  /** Records how `jobId` ended; true when the batch has no job left to finish. */
+  async markFinished(batchId: string, jobId: string, status: FinalStatus): Promise<boolean> {
     const done = await this.redis.eval(
       MARK_FINISHED,
       2,
       this.keys.batch(batchId),
       this.keys.batchFinished(batchId),
       jobId,
+      status,
       this.retentionSeconds,
     );
     return done === 1;
+  }
+
+  /** Final status of each finished job of the batch. */
+  async finished(batchId: string): Promise<ReadonlyMap<string, FinalStatus>> {
+    const statuses = await this.redis.hgetall(this.keys.batchFinished(batchId));
+    return new Map(Object.entries(statuses) as [string, FinalStatus][]);
   }
 }

@@ -16,7 +16,7 @@ export const COMPACTION_QUEUE = "compactions";
 export const CALLBACK_QUEUE = "callbacks";
 
 export interface ServiceKeys {
-  /** The stored result of a job (compressed), kept for the result retention. */
+  /** How a job ended: its result or its error (compressed), kept for the result retention. */
   result(jobId: string): string;
   /** Set when a job is cancelled; workers check it before and after compacting. */
   cancelled(jobId: string): string;
@@ -24,7 +24,7 @@ export interface ServiceKeys {
   tombstone(jobId: string): string;
   /** A batch's record. */
   batch(batchId: string): string;
-  /** The set of a batch's jobs that have reached a final state. */
+  /** A batch's finished jobs and how each ended. */
   batchFinished(batchId: string): string;
   /** Pub/sub channel on which the API asks whichever worker holds a job to abort it. */
   readonly cancelChannel: string;

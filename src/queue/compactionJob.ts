@@ -1,0 +1,111 @@
+/**
+ * What a compaction job carries and how jobs are named and ordered.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type { Reason } from "../core/compactor.js";
+import type { FormatOption } from "../core/formats/parseConversation.js";
+
+/** The part of the request that is large: stored compressed (see payloadCodec.ts). */
+export interface ConversationPayload {
+  readonly messages: unknown[];
+  readonly system?: unknown;
+  readonly format?: FormatOption;
+}
+
+/** The request's budget overrides; the window is always given. */
+export interface JobSettings {
+  readonly reserveTokens?: number;
+  readonly keepRecentTokens?: number;
+  readonly maxSummaryTokens?: number;
+  readonly stallTimeoutMs?: number;
+}
+
+export interface CompactionJobData {
+  readonly tenant: string;
+  /** {@link ConversationPayload}, brotli-compressed and base64-encoded. */
+  readonly payload: string;
+  readonly contextWindow: number;
+  readonly settings: JobSettings;
+  readonly reason: Reason;
+  readonly conversationId?: string;
+  readonly callbackUrl?: string;
+  readonly model?: string;
+  readonly instructions?: string;
+  readonly usageTokens?: number;
+  /** The caller's value, echoed in the job view and the callback. */
+  readonly metadata?: unknown;
+  readonly batchId?: string;
+  /**
+   * Random per submission. BullMQ answers an add with an existing job id by
+   * returning the id, not by saying whether it created anything; comparing the
+   * stored job's submission with ours tells a new job from an idempotent replay.
+   */
+  readonly submissionId: string;
+  /** SHA-256 of the request, so one idempotency key reused for another request is refused. */
+  readonly requestDigest: string;
+}
+
+/** BullMQ job name; one kind of job per queue, the name is for dashboards. */
+export const COMPACTION_JOB_NAME = "compact";
+
+/**
+ * BullMQ priorities (lower runs first). An overflow compaction has an agent
+ * blocked on it, a threshold one is housekeeping the agent can run without.
+ * Every reason gets an explicit priority: BullMQ runs unprioritized jobs before
+ * all prioritized ones, which would put housekeeping ahead of a blocked agent.
+ */
+export const PRIORITY_BY_REASON: Readonly<Record<Reason, number>> = {
+  overflow: 1,
+  manual: 2,
+  threshold: 3,
+};
+
+const JOB_ID_PREFIX = "cmp_";
+const BATCH_ID_PREFIX = "bat_";
+
+/** A fresh job id. Ids are unguessable, though tenancy does not rest on that. */
+export function newJobId(): string {
+  return JOB_ID_PREFIX + randomBytes(16).toString("hex");
+}
+
+export function newBatchId(): string {
+  return BATCH_ID_PREFIX + randomBytes(16).toString("hex");
+}
+
+/**
+ * The job id an idempotency key stands for. Deriving it (instead of mapping
+ * key → id in a separate record) makes "same key, same job" a property of
+ * BullMQ's own atomic add: a second add with the same id creates nothing.
+ */
+export function idempotentJobId(tenant: string, idempotencyKey: string): string {
+  return JOB_ID_PREFIX + digest(`job\n${tenant}\n${idempotencyKey}`);
+}
+
+export function idempotentBatchId(tenant: string, idempotencyKey: string): string {
+  return BATCH_ID_PREFIX + digest(`batch\n${tenant}\n${idempotencyKey}`);
+}
+
+/** Item `index` of an idempotent batch, stable across replays of the batch. */
+export function batchItemJobId(batchId: string, index: number): string {
+  return JOB_ID_PREFIX + digest(`item\n${batchId}\n${index}`);
+}
+
+/**
+ * BullMQ deduplication id of the one-in-flight rule. Hashed because a
+ * conversation id is caller text and ends up inside a Redis key.
+ */
+export function inFlightId(tenant: string, conversationId: string): string {
+  return digest(`inflight\n${tenant}\n${conversationId}`);
+}
+
+export function isJobId(value: string): boolean {
+  return /^cmp_[0-9a-f]{32}$/.test(value);
+}
+
+export function isBatchId(value: string): boolean {
+  return /^bat_[0-9a-f]{32}$/.test(value);
+}
+
+function digest(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex").slice(0, 32);
+}

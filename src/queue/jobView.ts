@@ -1,0 +1,108 @@
+/**
+ * A compaction job as the API shows it, assembled from BullMQ's job (state,
+ * timestamps, attempts) and the service's records (outcome, tombstone).
+ */
+import type { JobState } from "bullmq";
+import type { Reason } from "../core/compactor.js";
+import type { CompactionQueue } from "./compactionQueue.js";
+import type { FinalOutcome, JobError, ResultStore, StoredResult } from "./resultStore.js";
+
+export type JobStatus = "queued" | "active" | "completed" | "failed" | "cancelled";
+
+export interface JobView {
+  readonly id: string;
+  readonly status: JobStatus;
+  readonly reason: Reason;
+  readonly conversationId: string | null;
+  /** How many times a worker has started the job. */
+  readonly attempts: number;
+  readonly createdAt: string;
+  readonly startedAt: string | null;
+  readonly finishedAt: string | null;
+  readonly batchId?: string;
+  readonly metadata?: unknown;
+  readonly result?: StoredResult;
+  readonly error?: JobError;
+}
+
+export function isFinished(status: JobStatus): boolean {
+  return status === "completed" || status === "failed" || status === "cancelled";
+}
+
+/** The job `jobId` of `tenant`; undefined when it does not exist or is another tenant's. */
+export async function viewJob(
+  queue: CompactionQueue,
+  store: ResultStore,
+  tenant: string,
+  jobId: string,
+): Promise<JobView | undefined> {
+  const job = await queue.getJob(jobId);
+  if (job === undefined) {
+    const tombstone = await store.getTombstone(jobId);
+    if (tombstone === undefined || tombstone.tenant !== tenant) return undefined;
+    const outcome = await store.get(jobId);
+    return {
+      id: jobId,
+      status: "cancelled",
+      reason: tombstone.reason,
+      conversationId: tombstone.conversationId ?? null,
+      attempts: tombstone.attempts,
+      createdAt: iso(tombstone.createdAt),
+      startedAt: null,
+      finishedAt: outcome === undefined ? null : iso(outcome.finishedAt),
+      ...optional(tombstone.batchId, tombstone.metadata),
+      ...(outcome?.status === "cancelled" && { error: outcome.error }),
+    };
+  }
+  if (job.data.tenant !== tenant) return undefined;
+  const [state, outcome] = await Promise.all([job.getState(), store.get(jobId)]);
+  const status = statusOf(state, outcome);
+  const error: JobError | undefined =
+    outcome === undefined
+      ? status === "failed"
+        ? { code: "job_failed", message: job.failedReason }
+        : undefined
+      : outcome.status === "completed"
+        ? undefined
+        : outcome.error;
+  return {
+    id: jobId,
+    status,
+    reason: job.data.reason,
+    conversationId: job.data.conversationId ?? null,
+    attempts: job.attemptsStarted,
+    createdAt: iso(job.timestamp),
+    startedAt: job.processedOn === undefined ? null : iso(job.processedOn),
+    finishedAt: outcome !== undefined ? iso(outcome.finishedAt) : job.finishedOn === undefined ? null : iso(job.finishedOn),
+    ...optional(job.data.batchId, job.data.metadata),
+    ...(outcome?.status === "completed" && { result: outcome.result }),
+    ...(error !== undefined && { error }),
+  };
+}
+
+/**
+ * The stored outcome wins over BullMQ's state: a worker records it just
+ * before BullMQ moves the job, and a job failed by BullMQ alone (it stalled
+ * too often) has no outcome but is failed all the same.
+ */
+function statusOf(state: JobState | "unknown", outcome: FinalOutcome | undefined): JobStatus {
+  if (outcome !== undefined) return outcome.status;
+  switch (state) {
+    case "active":
+      return "active";
+    case "completed":
+      return "completed";
+    case "failed":
+      return "failed";
+    default:
+      return "queued";
+  }
+}
+
+function optional(batchId: string | undefined, metadata: unknown): Partial<JobView> {
+  return { ...(batchId !== undefined && { batchId }), ...(metadata !== undefined && { metadata }) };
+}
+
+function iso(epochMs: number): string {
+  return new Date(epochMs).toISOString();
+}

@@ -1,0 +1,83 @@
+/**
+ * The service's own records beside BullMQ's: how each job ended (its result
+ * or its error), cancellation flags, and the tombstones of cancelled queued
+ * jobs.
+ *
+ * A job's outcome is stored under its id before BullMQ marks it finished and
+ * before its callback is queued, and only the first store wins. So if a worker
+ * dies after summarizing but before BullMQ records the completion, the worker
+ * that takes the job over delivers the stored outcome instead of summarizing a
+ * second time: the callback, the job view and the metrics all see one result.
+ */
+import type { Redis } from "ioredis";
+import type { Reason, Result } from "../core/compactor.js";
+import type { Replaces } from "../core/replaces.js";
+import { decodePayload, encodePayload } from "./payloadCodec.js";
+import type { ServiceKeys } from "./queueNames.js";
+
+/** A job's result: the core's Result as the CLI prints it, plus the swap contract. */
+export type StoredResult = Result & { readonly replaces: Replaces };
+
+/** Why a job failed, in the API's error shape. */
+export interface JobError {
+  readonly code: string;
+  readonly message: string;
+  /** The request field at fault, for bad input found by the worker. */
+  readonly field?: string;
+}
+
+export type FinalOutcome =
+  | { readonly status: "completed"; readonly finishedAt: number; readonly result: StoredResult }
+  | { readonly status: "failed" | "cancelled"; readonly finishedAt: number; readonly error: JobError };
+
+export type FinalStatus = FinalOutcome["status"];
+
+/** What the job view needs of a queued job that was cancelled and removed from the queue. */
+export interface Tombstone {
+  readonly tenant: string;
+  readonly reason: Reason;
+  readonly conversationId?: string;
+  readonly metadata?: unknown;
+  readonly batchId?: string;
+  readonly attempts: number;
+  readonly createdAt: number;
+}
+
+export class ResultStore {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: ServiceKeys,
+    private readonly retentionSeconds: number,
+  ) {}
+
+  /** Stores `outcome` unless the job already has one; returns whichever is stored. */
+  async saveOnce(jobId: string, outcome: FinalOutcome): Promise<FinalOutcome> {
+    const key = this.keys.result(jobId);
+    const written = await this.redis.set(key, await encodePayload(outcome), "EX", this.retentionSeconds, "NX");
+    if (written === "OK") return outcome;
+    return (await this.get(jobId)) ?? outcome;
+  }
+
+  async get(jobId: string): Promise<FinalOutcome | undefined> {
+    const encoded = await this.redis.get(this.keys.result(jobId));
+    return encoded === null ? undefined : ((await decodePayload(encoded)) as FinalOutcome);
+  }
+
+  /** Flags the job cancelled; a worker that picks it up or finishes it afterwards sees the flag. */
+  async markCancelled(jobId: string): Promise<void> {
+    await this.redis.set(this.keys.cancelled(jobId), "1", "EX", this.retentionSeconds);
+  }
+
+  async isCancelled(jobId: string): Promise<boolean> {
+    return (await this.redis.exists(this.keys.cancelled(jobId))) === 1;
+  }
+
+  async saveTombstone(jobId: string, tombstone: Tombstone): Promise<void> {
+    await this.redis.set(this.keys.tombstone(jobId), JSON.stringify(tombstone), "EX", this.retentionSeconds);
+  }
+
+  async getTombstone(jobId: string): Promise<Tombstone | undefined> {
+    const json = await this.redis.get(this.keys.tombstone(jobId));
+    return json === null ? undefined : (JSON.parse(json) as Tombstone);
+  }
+}

@@ -1,0 +1,10 @@
+/**
+ * What `runApi` and `runWorker` hand back to the CLI, which wires SIGTERM and
+ * SIGINT to `close()` and exits 0 once it resolves. Neither installs signal
+ * handlers itself, so `compactd dev` can run both in one process and tests
+ * can start and stop them at will.
+ */
+export interface RunningProcess {
+  /** Stops taking work, finishes or hands back what is in progress, and releases every connection. */
+  close(): Promise<void>;
+}

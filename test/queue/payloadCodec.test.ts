@@ -1,0 +1,85 @@
+import { randomUUID } from "node:crypto";
+import fc from "fast-check";
+import type { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newJobId } from "../../src/queue/compactionJob.js";
+import { createCompactionQueue, submitCompaction, type CompactionQueue } from "../../src/queue/compactionQueue.js";
+import { decodePayload, encodePayload } from "../../src/queue/payloadCodec.js";
+import { COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
+import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
+import { claudeCodeSessionFiles, loadClaudeCodeSession } from "../helpers/corpus.js";
+import { deleteKeysUnder, TEST_REDIS_URL, testPrefix } from "../helpers/redisTestPrefix.js";
+
+/** The leading messages of a real Claude Code session, about `bytes` of JSON. */
+function realConversationOf(bytes: number): { messages: unknown[] } {
+  for (const file of claudeCodeSessionFiles()) {
+    const { messages } = loadClaudeCodeSession(file);
+    if (JSON.stringify(messages).length < bytes) continue;
+    const kept: unknown[] = [];
+    let size = 0;
+    for (const message of messages) {
+      if (size >= bytes) break;
+      kept.push(message);
+      size += JSON.stringify(message).length;
+    }
+    return { messages: kept };
+  }
+  throw new Error(`no corpus session has ${bytes} bytes of messages`);
+}
+
+describe("payload codec", () => {
+  it("gives back exactly the JSON value it was given", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue(), async (value) => {
+        expect(await decodePayload(await encodePayload(value))).toEqual(JSON.parse(JSON.stringify(value)));
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it("rejects a payload it did not produce", async () => {
+    await expect(decodePayload("bm90IGJyb3RsaQ==")).rejects.toThrow();
+  });
+
+  describe("in Redis", () => {
+    let prefix: string;
+    let redis: Redis;
+    let queue: CompactionQueue;
+
+    beforeAll(async () => {
+      prefix = testPrefix("codec");
+      redis = createRedisConnection(TEST_REDIS_URL, "api");
+      queue = createCompactionQueue(redis, { prefix, attempts: 1, backoffMs: 10, retentionSeconds: 60 });
+    });
+
+    afterAll(async () => {
+      await queue.close();
+      await closeRedisConnection(redis);
+      await deleteKeysUnder(prefix);
+    });
+
+    it("keeps a queued 100 KB conversation in at most 40% of its JSON", async () => {
+      const conversation = realConversationOf(100_000);
+      const raw = Buffer.byteLength(JSON.stringify(conversation));
+      const id = newJobId();
+      await submitCompaction(
+        queue,
+        id,
+        {
+          tenant: "acme",
+          payload: await encodePayload(conversation),
+          contextWindow: 200_000,
+          settings: {},
+          reason: "threshold",
+          conversationId: "conv-1",
+          submissionId: randomUUID(),
+          requestDigest: "d",
+        },
+        false,
+      );
+      const stored = Number(await redis.memory("USAGE", `${prefix}:${COMPACTION_QUEUE}:${id}`, "SAMPLES", "0"));
+      expect(stored).toBeGreaterThan(0);
+      expect(stored / raw).toBeLessThanOrEqual(0.4);
+    });
+  });
+});

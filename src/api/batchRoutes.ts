@@ -1,0 +1,132 @@
+/**
+ * `POST /v1/compactions/batch` and `GET /v1/batches/:id`.
+ *
+ * A batch is all-or-nothing about its input (one malformed item refuses the
+ * whole request with the item's field named, before anything is queued) but
+ * not about the one-in-flight rule: an item whose conversation is already
+ * being compacted is reported as `in_flight` with that job's id, and the rest
+ * go ahead.
+ */
+import type { FastifyInstance } from "fastify";
+import type { JobState } from "bullmq";
+import type { BatchItem, BatchRecord } from "../queue/batchStore.js";
+import { batchItemJobId, idempotentBatchId, isBatchId, newBatchId } from "../queue/compactionJob.js";
+import { submitCompaction } from "../queue/compactionQueue.js";
+import type { FinalStatus } from "../queue/resultStore.js";
+import { ApiError } from "./apiError.js";
+import type { ApiServices } from "./apiServices.js";
+import { intake, parseRequestConversation, requestDigestOf, type Intake } from "./compactionIntake.js";
+import { checkCallback, ensureCapacity, keyReused, readIdempotencyKey } from "./compactionRoutes.js";
+import { batchRequestSchema, parseBody } from "./requestSchemas.js";
+
+export type BatchItemStatus = FinalStatus | "queued" | "active" | "nothing_to_compact" | "in_flight";
+
+export interface BatchItemView {
+  readonly id?: string;
+  readonly status: BatchItemStatus;
+  /** For `in_flight`: the job already compacting this item's conversation. */
+  readonly inFlightId?: string;
+}
+
+export interface BatchView {
+  readonly id: string;
+  readonly status: "running" | "completed";
+  readonly createdAt: string;
+  readonly counts: Readonly<Partial<Record<BatchItemStatus, number>>>;
+  readonly items: readonly BatchItemView[];
+  readonly metadata?: unknown;
+}
+
+export function registerBatchRoutes(app: FastifyInstance, services: ApiServices): void {
+  const { batches, queue, metrics } = services;
+  const schema = batchRequestSchema(services.config.maxBatchItems);
+
+  app.post("/v1/compactions/batch", async (request, reply) => {
+    const tenant = services.authenticate(request.headers.authorization);
+    const body = parseBody(schema, request.body);
+    const idempotencyKey = readIdempotencyKey(request);
+    const batchId = idempotencyKey === undefined ? newBatchId() : idempotentBatchId(tenant, idempotencyKey);
+    const requestDigest = idempotencyKey === undefined ? "" : requestDigestOf(body);
+    const existing = idempotencyKey === undefined ? undefined : await batches.get(batchId);
+    if (existing !== undefined) {
+      if (existing.tenant !== tenant || existing.requestDigest !== requestDigest) throw keyReused();
+      return reply.code(202).header("idempotent-replayed", "true").send(await viewBatch(services, existing));
+    }
+    if (body.callbackUrl !== undefined) await checkCallback(services, body.callbackUrl, "callbackUrl");
+
+    // Every item is checked before anything is queued.
+    const conversations = body.items.map((item, index) => parseRequestConversation(item, `items[${index}].`));
+    const decisions: Intake[] = [];
+    for (const [index, item] of body.items.entries()) {
+      decisions.push(
+        await intake(item, conversations[index]!, { tenant, fieldPrefix: `items[${index}].`, requestDigest, batchId }),
+      );
+    }
+    await ensureCapacity(services, decisions.filter((decision) => decision.kind === "job").length);
+
+    const items: BatchItem[] = [];
+    for (const [index, decision] of decisions.entries()) {
+      if (decision.kind === "nothing_to_compact") {
+        metrics.jobsTotal.inc({ reason: body.items[index]!.reason, outcome: "nothing_to_compact" });
+        items.push({ status: "nothing_to_compact" });
+        continue;
+      }
+      const jobId = batchItemJobId(batchId, index);
+      const outcome = await submitCompaction(queue, jobId, decision.data, idempotencyKey !== undefined);
+      items.push(outcome.kind === "inFlight" ? { status: "in_flight", inFlightId: outcome.jobId } : { status: "queued", id: jobId });
+    }
+    const record: BatchRecord = {
+      id: batchId,
+      tenant,
+      createdAt: Date.now(),
+      requestDigest,
+      items,
+      ...(body.callbackUrl !== undefined && { callbackUrl: body.callbackUrl }),
+      ...(body.metadata !== undefined && { metadata: body.metadata }),
+    };
+    const created = await batches.create(record);
+    const stored = created === "exists" ? ((await batches.get(batchId)) ?? record) : record;
+    if (created === "complete") await services.settlement.completeBatch(batchId);
+    return reply
+      .code(202)
+      .header("location", `/v1/batches/${batchId}`)
+      .send(await viewBatch(services, stored));
+  });
+
+  app.get("/v1/batches/:id", async (request) => {
+    const tenant = services.authenticate(request.headers.authorization);
+    const id = (request.params as { id: string }).id;
+    const record = isBatchId(id) ? await batches.get(id) : undefined;
+    if (record === undefined || record.tenant !== tenant) throw new ApiError(404, "not_found", `no batch ${id}`);
+    return viewBatch(services, record);
+  });
+}
+
+async function viewBatch(services: ApiServices, record: BatchRecord): Promise<BatchView> {
+  const finished = await services.batches.finished(record.id);
+  const items = await Promise.all(
+    record.items.map(async (item): Promise<BatchItemView> => {
+      if (item.status !== "queued") return item;
+      const status = finished.get(item.id) ?? runningStatus(await services.queue.getJobState(item.id));
+      return { id: item.id, status };
+    }),
+  );
+  const counts: Partial<Record<BatchItemStatus, number>> = {};
+  for (const item of items) counts[item.status] = (counts[item.status] ?? 0) + 1;
+  const done = items.every((item) => item.status !== "queued" && item.status !== "active");
+  return {
+    id: record.id,
+    status: done ? "completed" : "running",
+    createdAt: new Date(record.createdAt).toISOString(),
+    counts,
+    items,
+    ...(record.metadata !== undefined && { metadata: record.metadata }),
+  };
+}
+
+/** A job not yet settled: still queued or running, or gone without an outcome (counted failed). */
+function runningStatus(state: JobState | "unknown"): BatchItemStatus {
+  if (state === "active") return "active";
+  if (state === "completed" || state === "failed") return state;
+  return state === "unknown" ? "failed" : "queued";
+}

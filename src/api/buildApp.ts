@@ -1,0 +1,112 @@
+/**
+ * The HTTP API as a fastify app, without listening: tests drive it with
+ * `app.inject`, `runApi` puts it on a port.
+ *
+ * Bad input of any kind is a 4xx in the one error shape, never a 500: fastify's
+ * own refusals (malformed JSON, oversized body, wrong media type, poisoned
+ * prototypes, bad URLs) are mapped by the error handler below, and everything
+ * the routes refuse is an ApiError. A 5xx means the service itself is in
+ * trouble: 503 when Redis cannot be reached, 500 for a bug.
+ */
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from "fastify";
+import type { Config } from "../config.js";
+import { createMetrics, type Metrics } from "../metrics/metrics.js";
+import type { ResolveHost } from "../webhooks/resolveHost.js";
+import { ApiError, type ErrorBody } from "./apiError.js";
+import { createApiServices } from "./apiServices.js";
+import { registerBatchRoutes } from "./batchRoutes.js";
+import { registerCompactionRoutes, RETRY_AFTER_SECONDS } from "./compactionRoutes.js";
+import { openapiDocument } from "./openapiDocument.js";
+
+export interface ApiDeps {
+  /** Shared with the worker in `compactd dev`; a fresh registry otherwise. */
+  readonly metrics?: Metrics;
+  /** Tests make callback hosts resolve where they like. */
+  readonly resolveHost?: ResolveHost;
+  /** Log requests and errors (fastify's pino logger); off by default. */
+  readonly logger?: boolean;
+}
+
+/** Fastify's own errors for input it refuses, and what the API calls them. */
+const FASTIFY_INPUT_ERRORS: Readonly<Record<string, { status: number; code: string; message?: string }>> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: "body_too_large" },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: "unsupported_media_type", message: "send the body as application/json" },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: "invalid_content_length" },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: "invalid_json", message: "the body is empty; send a JSON object" },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: "invalid_json" },
+  FST_ERR_BAD_URL: { status: 400, code: "invalid_url" },
+  FST_ERR_INVALID_URL: { status: 400, code: "invalid_url" },
+};
+
+export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<FastifyInstance> {
+  const metrics = deps.metrics ?? createMetrics();
+  const services = createApiServices(config, metrics, deps.resolveHost);
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit: config.bodyLimitBytes,
+    // Reject `__proto__` and `constructor.prototype` keys rather than strip them: 400, not silence.
+    onProtoPoisoning: "error",
+    onConstructorPoisoning: "error",
+    return503OnClosing: true,
+    frameworkErrors: (error, _request, reply) => {
+      const apiError = inputError(error);
+      void (reply as FastifyReply).code(apiError.statusCode).send(apiError.body());
+    },
+  });
+  // Only JSON bodies: a text/plain body would otherwise reach the routes as a string.
+  app.removeContentTypeParser(["text/plain"]);
+
+  app.setErrorHandler<FastifyError>((error, request, reply) => {
+    const apiError = error instanceof ApiError ? error : inputError(error);
+    if (apiError.statusCode >= 500) request.log.error(error);
+    void reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.body());
+  });
+  app.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send(new ApiError(404, "not_found", `no route ${request.method} ${request.url.split("?")[0]}`).body());
+  });
+  app.addHook("onClose", () => services.close());
+
+  const document = openapiDocument(config.maxBatchItems);
+  app.get("/openapi.json", async () => document);
+  app.get("/healthz", async () => ({ status: "ok" }));
+  app.get("/readyz", async (_request, reply) => {
+    const ready = await services.redis
+      .ping()
+      .then((answer) => answer === "PONG")
+      .catch(() => false);
+    return reply.code(ready ? 200 : 503).send({ status: ready ? "ok" : "unavailable" });
+  });
+  app.get("/metrics", async (_request, reply) =>
+    reply.header("content-type", metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+  registerCompactionRoutes(app, services);
+  registerBatchRoutes(app, services);
+  return app;
+}
+
+/**
+ * An error that is not an ApiError: fastify's refusals of input become 4xx in
+ * the API's shape; Redis being out of reach is a 503; anything else is a bug.
+ */
+function inputError(error: FastifyError | Error): ApiError {
+  const code = (error as FastifyError).code;
+  const known = code === undefined ? undefined : FASTIFY_INPUT_ERRORS[code];
+  if (known !== undefined) return new ApiError(known.status, known.code, known.message ?? error.message);
+  const status = (error as FastifyError).statusCode;
+  if (status !== undefined && status >= 400 && status < 500) return new ApiError(status, "bad_request", error.message);
+  if (isRedisUnavailable(error)) {
+    return new ApiError(503, "unavailable", "the queue's Redis cannot be reached; retry shortly", undefined, undefined, {
+      "retry-after": String(RETRY_AFTER_SECONDS),
+    });
+  }
+  return new ApiError(500, "internal_error", "internal error");
+}
+
+function isRedisUnavailable(error: Error): boolean {
+  return (
+    error.name === "MaxRetriesPerRequestError" ||
+    /Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|Stream isn't writeable/.test(error.message)
+  );
+}
+
+export type { ErrorBody };

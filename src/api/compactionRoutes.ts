@@ -1,0 +1,211 @@
+/**
+ * `POST /v1/compactions`, `GET /v1/compactions/:id`, `DELETE /v1/compactions/:id`.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { idempotentJobId, isJobId, newJobId } from "../queue/compactionJob.js";
+import { backlogOf, submitCompaction } from "../queue/compactionQueue.js";
+import { broadcastCancel } from "../queue/cancelChannel.js";
+import { isFinished, viewJob, type JobView } from "../queue/jobView.js";
+import { CallbackUrlError, checkCallbackUrl } from "../webhooks/callbackUrl.js";
+import { ApiError, invalidField } from "./apiError.js";
+import type { ApiServices } from "./apiServices.js";
+import { intake, parseRequestConversation, requestDigestOf } from "./compactionIntake.js";
+import { MAX_WAIT_SECONDS } from "./jobWaiter.js";
+import { compactionRequestSchema, parseBody } from "./requestSchemas.js";
+
+/** What a client waits before retrying a submission refused for backpressure. */
+export const RETRY_AFTER_SECONDS = 5;
+
+/** How long a DELETE waits for a running job's worker to confirm the abort before answering 202. */
+const CANCEL_CONFIRM_MS = 2_000;
+
+export function registerCompactionRoutes(app: FastifyInstance, services: ApiServices): void {
+  const { metrics, queue, results } = services;
+
+  app.post("/v1/compactions", async (request, reply) => {
+    const tenant = services.authenticate(request.headers.authorization);
+    const body = parseBody(compactionRequestSchema, request.body);
+    const idempotencyKey = readIdempotencyKey(request);
+    const jobId = idempotencyKey === undefined ? newJobId() : idempotentJobId(tenant, idempotencyKey);
+    const requestDigest = idempotencyKey === undefined ? "" : requestDigestOf(body);
+    if (idempotencyKey !== undefined) {
+      // A replay is answered from the job, even when the queue is full.
+      const existing = await queue.getJob(jobId);
+      if (existing !== undefined && existing.data.requestDigest !== requestDigest) throw keyReused();
+      const view = await viewJob(queue, results, tenant, jobId);
+      if (view !== undefined) return replay(reply, view);
+    }
+    if (body.callbackUrl !== undefined) await checkCallback(services, body.callbackUrl, "callbackUrl");
+    const conversation = parseRequestConversation(body, "");
+    const decision = await intake(body, conversation, {
+      tenant,
+      fieldPrefix: "",
+      requestDigest,
+      ...(body.callbackUrl !== undefined && { callbackUrl: body.callbackUrl }),
+    });
+    if (decision.kind === "nothing_to_compact") {
+      metrics.jobsTotal.inc({ reason: body.reason, outcome: "nothing_to_compact" });
+      return reply.code(200).send({ status: "nothing_to_compact" });
+    }
+    await ensureCapacity(services, 1);
+    const outcome = await submitCompaction(queue, jobId, decision.data, idempotencyKey !== undefined);
+    switch (outcome.kind) {
+      case "created":
+        return reply
+          .code(202)
+          .header("location", `/v1/compactions/${jobId}`)
+          .send({ id: jobId, status: "queued" });
+      case "replayed":
+        return replay(reply, (await viewJob(queue, results, tenant, jobId)) ?? { id: jobId, status: "queued" });
+      case "keyReused":
+        throw keyReused();
+      case "inFlight":
+        throw inFlight(outcome.jobId);
+    }
+  });
+
+  app.get("/v1/compactions/:id", async (request, reply) => {
+    const tenant = services.authenticate(request.headers.authorization);
+    const wait = readWait(request);
+    const id = (request.params as { id: string }).id;
+    let view = await findJob(services, tenant, id);
+    const deadline = Date.now() + wait * 1000;
+    const gone = abortOnClose(reply);
+    while (!isFinished(view.status) && Date.now() < deadline && !gone.aborted) {
+      await services.waiter.nextChange(id, deadline - Date.now(), gone);
+      view = (await viewJob(queue, results, tenant, id)) ?? view;
+    }
+    return view;
+  });
+
+  app.delete("/v1/compactions/:id", async (request, reply) => {
+    const tenant = services.authenticate(request.headers.authorization);
+    const id = (request.params as { id: string }).id;
+    const view = await findJob(services, tenant, id);
+    if (view.status === "cancelled") return view;
+    if (isFinished(view.status)) {
+      throw new ApiError(409, "job_finished", `compaction ${id} has already ${view.status}; there is nothing to cancel`, undefined, id);
+    }
+    // The flag first: whichever worker takes or finishes the job from now on sees it.
+    await results.markCancelled(id);
+    const job = await queue.getJob(id);
+    const state = await queue.getJobState(id);
+    if (job !== undefined && (state === "waiting" || state === "prioritized" || state === "delayed")) {
+      if ((await queue.remove(id)) === 1) {
+        await results.saveTombstone(id, {
+          tenant,
+          reason: job.data.reason,
+          attempts: job.attemptsStarted,
+          createdAt: job.timestamp,
+          ...(job.data.conversationId !== undefined && { conversationId: job.data.conversationId }),
+          ...(job.data.metadata !== undefined && { metadata: job.data.metadata }),
+          ...(job.data.batchId !== undefined && { batchId: job.data.batchId }),
+        });
+        const error = { code: "cancelled", message: "the compaction was cancelled before it started" };
+        const recorded = await services.settlement.settle({ id, data: job.data }, { status: "cancelled", finishedAt: Date.now(), error });
+        if (recorded.status === "cancelled") metrics.jobsTotal.inc({ reason: job.data.reason, outcome: "cancelled" });
+        return (await viewJob(queue, results, tenant, id)) ?? view;
+      }
+    }
+    // Running (or just taken by a worker): ask whichever worker holds it to abort.
+    await broadcastCancel(services.redis, services.keys, id);
+    const deadline = Date.now() + CANCEL_CONFIRM_MS;
+    let current = view;
+    const gone = abortOnClose(reply);
+    while (!isFinished(current.status) && Date.now() < deadline && !gone.aborted) {
+      await services.waiter.nextChange(id, deadline - Date.now(), gone);
+      current = (await viewJob(queue, results, tenant, id)) ?? current;
+    }
+    return reply.code(isFinished(current.status) ? 200 : 202).send(current);
+  });
+}
+
+/** The job, or 404 for an unknown id and for another tenant's job alike. */
+async function findJob(services: ApiServices, tenant: string, id: string): Promise<JobView> {
+  const view = isJobId(id) ? await viewJob(services.queue, services.results, tenant, id) : undefined;
+  if (view === undefined) throw new ApiError(404, "not_found", `no compaction ${id}`);
+  return view;
+}
+
+/** A repeated Idempotency-Key: the job it created, as it is now. */
+function replay(reply: FastifyReply, view: Pick<JobView, "id" | "status">): FastifyReply {
+  return reply
+    .code(202)
+    .header("location", `/v1/compactions/${view.id}`)
+    .header("idempotent-replayed", "true")
+    .send({ id: view.id, status: view.status });
+}
+
+export function keyReused(): ApiError {
+  return new ApiError(
+    422,
+    "idempotency_key_reused",
+    "this Idempotency-Key was already used for a different request; use a new key for a new request",
+    "Idempotency-Key",
+  );
+}
+
+export function inFlight(jobId: string): ApiError {
+  return new ApiError(
+    409,
+    "compaction_in_flight",
+    `compaction ${jobId} of this conversation is already queued or running; wait for it (GET /v1/compactions/${jobId}) or cancel it`,
+    "conversationId",
+    jobId,
+  );
+}
+
+/** 429 when `jobs` more would take the backlog past the configured limit. */
+export async function ensureCapacity(services: ApiServices, jobs: number): Promise<void> {
+  const backlog = await backlogOf(services.queue);
+  if (backlog + jobs > services.config.maxBacklog) {
+    throw new ApiError(
+      429,
+      "backlog_full",
+      `${backlog} compactions are waiting (limit ${services.config.maxBacklog}); retry after ${RETRY_AFTER_SECONDS} s`,
+      undefined,
+      undefined,
+      { "retry-after": String(RETRY_AFTER_SECONDS) },
+    );
+  }
+}
+
+/** Refuses a callback URL the service would not call, naming `field`. */
+export async function checkCallback(services: ApiServices, url: string, field: string): Promise<void> {
+  if (services.config.webhookSecret === undefined) {
+    throw invalidField(field, "callbacks are disabled on this service (COMPACTD_WEBHOOK_SECRET is not set)", "callbacks_disabled");
+  }
+  try {
+    await checkCallbackUrl(url, services.config.callbackAllow, {
+      ...(services.resolveHost !== undefined && { resolveHost: services.resolveHost }),
+    });
+  } catch (err) {
+    if (err instanceof CallbackUrlError) throw invalidField(field, err.message, err.code);
+    throw err;
+  }
+}
+
+/** The Idempotency-Key header: printable ASCII, at most 255 characters. */
+export function readIdempotencyKey(request: FastifyRequest): string | undefined {
+  const value = request.headers["idempotency-key"];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || !/^[\x21-\x7e][\x20-\x7e]{0,254}$/.test(value)) {
+    throw invalidField("Idempotency-Key", "must be 1-255 printable ASCII characters");
+  }
+  return value;
+}
+
+function readWait(request: FastifyRequest): number {
+  const raw = (request.query as Record<string, unknown>).wait;
+  if (raw === undefined || raw === "") return 0;
+  const wait = typeof raw === "string" && /^\d{1,4}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(wait <= MAX_WAIT_SECONDS)) throw invalidField("wait", `must be a whole number of seconds from 0 to ${MAX_WAIT_SECONDS}`);
+  return wait;
+}
+
+/** Aborts when the client hangs up, so a waiting request stops waiting. */
+function abortOnClose(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once("close", () => controller.abort());
+  return controller.signal;
+}

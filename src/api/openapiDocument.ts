@@ -1,0 +1,286 @@
+/**
+ * The OpenAPI 3.1 contract served at `GET /openapi.json` (and written to
+ * docs/openapi.json, which docs/API.md is made from).
+ *
+ * Request bodies are generated from the same zod schemas that validate them,
+ * so the document cannot drift from what the API accepts; responses are
+ * written out here beside the types they describe.
+ */
+import { z } from "zod";
+import { batchRequestSchema, compactionRequestSchema } from "./requestSchemas.js";
+import { MAX_WAIT_SECONDS } from "./jobWaiter.js";
+import { RETRY_AFTER_SECONDS } from "./compactionRoutes.js";
+
+type Schema = Record<string, unknown>;
+
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: "null" }] });
+const dateTime: Schema = { type: "string", format: "date-time" };
+
+/** A request body schema, as input (defaults make fields optional), without its own `$schema`. */
+function requestBody(schema: z.ZodType): Schema {
+  const { $schema: _dialect, ...body } = z.toJSONSchema(schema, { io: "input" }) as Schema;
+  return body;
+}
+
+const schemas: Record<string, Schema> = {
+  Error: {
+    type: "object",
+    required: ["error"],
+    properties: {
+      error: {
+        type: "object",
+        required: ["code", "message"],
+        properties: {
+          code: { type: "string", description: "Stable machine-readable code, e.g. invalid_conversation." },
+          message: { type: "string" },
+          field: { type: "string", description: "The request field at fault, e.g. messages[3].content[0].tool_use_id." },
+          jobId: { type: "string", description: "The job the error is about (the compaction in flight on a 409)." },
+        },
+      },
+    },
+  },
+  Queued: {
+    type: "object",
+    required: ["id", "status"],
+    properties: { id: { type: "string" }, status: { type: "string" } },
+  },
+  NothingToCompact: {
+    type: "object",
+    required: ["status"],
+    properties: { status: { const: "nothing_to_compact" } },
+  },
+  Replaces: {
+    type: "object",
+    description:
+      "The exact-swap contract: the result's messages replace the first `count` messages of the request, whose canonical JSON (sorted keys, no whitespace) hashes to `digest`.",
+    required: ["count", "digest"],
+    properties: { count: { type: "integer", minimum: 0 }, digest: { type: "string", pattern: "^[0-9a-f]{64}$" } },
+  },
+  Result: {
+    type: "object",
+    description: "The core's compaction result, as `compactd compact` prints it, plus `replaces`.",
+    required: [
+      "messages",
+      "summary",
+      "reason",
+      "tokensBefore",
+      "tokensAfter",
+      "messagesBefore",
+      "messagesAfter",
+      "degraded",
+      "degradedReason",
+      "splitTurn",
+      "checkpoint",
+      "omitted",
+      "firstKeptIndex",
+      "replaces",
+    ],
+    properties: {
+      messages: { type: "array", items: {}, description: "Replaces the request's messages (the Anthropic system prompt is unchanged)." },
+      summary: { type: "string" },
+      reason: { enum: ["threshold", "overflow", "manual"] },
+      tokensBefore: { type: "integer" },
+      tokensAfter: { type: "integer" },
+      messagesBefore: { type: "integer" },
+      messagesAfter: { type: "integer" },
+      degraded: { type: "boolean", description: "A summary came from the raw archive because the summarizer failed." },
+      degradedReason: nullable({ type: "string" }),
+      splitTurn: { type: "boolean" },
+      checkpoint: nullable({
+        type: "object",
+        required: ["turnId", "summary", "degraded"],
+        properties: { turnId: { type: "string" }, summary: { type: "string" }, degraded: { type: "boolean" } },
+      }),
+      omitted: { type: "integer" },
+      firstKeptIndex: { type: "integer" },
+      replaces: ref("Replaces"),
+    },
+  },
+  Job: {
+    type: "object",
+    required: ["id", "status", "reason", "conversationId", "attempts", "createdAt", "startedAt", "finishedAt"],
+    properties: {
+      id: { type: "string" },
+      status: { enum: ["queued", "active", "completed", "failed", "cancelled"] },
+      reason: { enum: ["threshold", "overflow", "manual"] },
+      conversationId: nullable({ type: "string" }),
+      attempts: { type: "integer", description: "How many times a worker has started the job." },
+      createdAt: dateTime,
+      startedAt: nullable(dateTime),
+      finishedAt: nullable(dateTime),
+      batchId: { type: "string" },
+      metadata: { type: "object" },
+      result: ref("Result"),
+      error: { $ref: "#/components/schemas/Error/properties/error" },
+    },
+  },
+  Batch: {
+    type: "object",
+    required: ["id", "status", "createdAt", "counts", "items"],
+    properties: {
+      id: { type: "string" },
+      status: { enum: ["running", "completed"] },
+      createdAt: dateTime,
+      counts: { type: "object", additionalProperties: { type: "integer" }, description: "Items by status." },
+      items: {
+        type: "array",
+        items: {
+          type: "object",
+          required: ["status"],
+          properties: {
+            id: { type: "string" },
+            status: { enum: ["queued", "active", "completed", "failed", "cancelled", "nothing_to_compact", "in_flight"] },
+            inFlightId: { type: "string", description: "For in_flight: the job already compacting this conversation." },
+          },
+        },
+      },
+      metadata: { type: "object" },
+    },
+  },
+};
+
+const errorResponse = (description: string): Schema => ({
+  description,
+  content: { "application/json": { schema: ref("Error") } },
+});
+
+const json = (description: string, schema: Schema, headers?: Schema): Schema => ({
+  description,
+  ...(headers !== undefined && { headers }),
+  content: { "application/json": { schema } },
+});
+
+const idempotencyKey: Schema = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description: "Repeating a request with the same key returns the same job instead of queuing another.",
+  schema: { type: "string", maxLength: 255 },
+};
+
+const badInput = {
+  "400": errorResponse("The request is malformed; `field` names what to fix."),
+  "401": errorResponse("Missing or unknown API key."),
+  "413": errorResponse("The body is larger than COMPACTD_BODY_LIMIT_BYTES."),
+  "415": errorResponse("The body is not application/json."),
+  "422": errorResponse("The Idempotency-Key was used before for a different request."),
+  "429": {
+    ...errorResponse("The backlog is over COMPACTD_MAX_BACKLOG."),
+    headers: { "Retry-After": { schema: { type: "integer", const: RETRY_AFTER_SECONDS } } },
+  },
+};
+
+const pathId = (description: string): Schema => ({ name: "id", in: "path", required: true, description, schema: { type: "string" } });
+
+export function openapiDocument(maxBatchItems: number): Schema {
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "compactd",
+      version: "0.1.0",
+      description:
+        "Context compaction as a service: summarizes the older part of an agent's conversation and keeps the recent tail verbatim, asynchronously, with signed callbacks.",
+    },
+    security: [{ bearer: [] }],
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "A key from COMPACTD_API_KEYS; it selects the tenant." } },
+      schemas: {
+        ...schemas,
+        CompactionRequest: requestBody(compactionRequestSchema),
+        BatchRequest: requestBody(batchRequestSchema(maxBatchItems)),
+      },
+    },
+    paths: {
+      "/v1/compactions": {
+        post: {
+          summary: "Queue a compaction, or learn at once that there is nothing to compact",
+          parameters: [idempotencyKey],
+          requestBody: { required: true, content: { "application/json": { schema: ref("CompactionRequest") } } },
+          responses: {
+            "200": json("Nothing lies outside the keep-recent budget; no job was queued.", ref("NothingToCompact")),
+            "202": json("Queued.", ref("Queued"), { Location: { schema: { type: "string" } } }),
+            ...badInput,
+            "409": errorResponse("A compaction of this conversation is already queued or running; `jobId` names it."),
+          },
+        },
+      },
+      "/v1/compactions/{id}": {
+        get: {
+          summary: "A compaction's status and, once completed, its result",
+          parameters: [
+            pathId("The job id."),
+            {
+              name: "wait",
+              in: "query",
+              required: false,
+              description: `Hold the request up to this many seconds until the job finishes (at most ${MAX_WAIT_SECONDS}).`,
+              schema: { type: "integer", minimum: 0, maximum: MAX_WAIT_SECONDS },
+            },
+          ],
+          responses: {
+            "200": json("The job.", ref("Job")),
+            "400": errorResponse("`wait` is not a whole number of seconds in range."),
+            "401": errorResponse("Missing or unknown API key."),
+            "404": errorResponse("No such job for this tenant."),
+          },
+        },
+        delete: {
+          summary: "Cancel a queued compaction or abort a running one",
+          parameters: [pathId("The job id.")],
+          responses: {
+            "200": json("Cancelled.", ref("Job")),
+            "202": json("The running job is being aborted.", ref("Job")),
+            "401": errorResponse("Missing or unknown API key."),
+            "404": errorResponse("No such job for this tenant."),
+            "409": errorResponse("The job has already completed or failed."),
+          },
+        },
+      },
+      "/v1/compactions/batch": {
+        post: {
+          summary: "Queue many compactions with one callback when all have finished",
+          parameters: [idempotencyKey],
+          requestBody: { required: true, content: { "application/json": { schema: ref("BatchRequest") } } },
+          responses: {
+            "202": json("Accepted; items that had nothing to compact or were in flight are reported as such.", ref("Batch"), {
+              Location: { schema: { type: "string" } },
+            }),
+            ...badInput,
+          },
+        },
+      },
+      "/v1/batches/{id}": {
+        get: {
+          summary: "A batch's items and counts by status",
+          parameters: [pathId("The batch id.")],
+          responses: {
+            "200": json("The batch.", ref("Batch")),
+            "401": errorResponse("Missing or unknown API key."),
+            "404": errorResponse("No such batch for this tenant."),
+          },
+        },
+      },
+      "/healthz": {
+        get: { summary: "Liveness", security: [], responses: { "200": json("Alive.", { type: "object" }) } },
+      },
+      "/readyz": {
+        get: {
+          summary: "Readiness: Redis answers",
+          security: [],
+          responses: { "200": json("Ready.", { type: "object" }), "503": json("Redis does not answer.", { type: "object" }) },
+        },
+      },
+      "/metrics": {
+        get: {
+          summary: "Prometheus metrics",
+          security: [],
+          responses: { "200": { description: "Prometheus text format.", content: { "text/plain": { schema: { type: "string" } } } } },
+        },
+      },
+      "/openapi.json": {
+        get: { summary: "This document", security: [], responses: { "200": json("OpenAPI 3.1.", { type: "object" }) } },
+      },
+    },
+  };
+}

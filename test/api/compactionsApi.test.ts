@@ -1,0 +1,265 @@
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "../../src/api/buildApp.js";
+import type { Config } from "../../src/config.js";
+import { createMetrics, type Metrics } from "../../src/metrics/metrics.js";
+import { conversation, reactTurn } from "../helpers/conversations.js";
+import { deleteKeysUnder } from "../helpers/redisTestPrefix.js";
+import { bearer, serviceConfig } from "../helpers/serviceConfig.js";
+
+/** Enough history outside a 4000-token keep-recent budget (window 20000, reserve 4000) to compact. */
+function longConversation(): unknown[] {
+  return conversation(...Array.from({ length: 5 }, () => reactTurn({ rounds: 3, toolResultChars: 2_000 })));
+}
+
+function compactable(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { messages: longConversation(), contextWindow: 20_000, settings: { reserveTokens: 4_000 }, ...extra };
+}
+
+interface Harness {
+  readonly app: FastifyInstance;
+  readonly config: Config;
+  readonly metrics: Metrics;
+  close(): Promise<void>;
+}
+
+async function harness(name: string, env: Record<string, string> = {}): Promise<Harness> {
+  const config = serviceConfig(name, env);
+  const metrics = createMetrics();
+  const app = await buildApp(config, {
+    metrics,
+    // callbacks.example stands for a public name that resolves to loopback.
+    resolveHost: async (host) =>
+      host === "callbacks.example" ? [{ address: "127.0.0.1", family: 4 }] : [{ address: "93.184.215.14", family: 4 }],
+  });
+  return {
+    app,
+    config,
+    metrics,
+    async close() {
+      await app.close();
+      await deleteKeysUnder(config.queuePrefix);
+    },
+  };
+}
+
+function post(app: FastifyInstance, body: unknown, headers: Record<string, string> = bearer("acme")) {
+  return app.inject({ method: "POST", url: "/v1/compactions", headers, payload: body as Record<string, unknown> });
+}
+
+let h: Harness;
+beforeAll(async () => {
+  h = await harness("api");
+});
+afterAll(async () => {
+  await h.close();
+});
+
+describe("authentication and tenancy", () => {
+  it("refuses a request without a Bearer key, saying how to send one", async () => {
+    const response = await post(h.app, compactable(), {});
+    expect(response.statusCode).toBe(401);
+    expect(response.headers["www-authenticate"]).toContain("Bearer");
+    expect(response.json().error.code).toBe("unauthorized");
+  });
+
+  it("refuses an unknown key", async () => {
+    const response = await post(h.app, compactable(), { authorization: "Bearer key-acmf" });
+    expect(response.statusCode).toBe(401);
+  });
+
+  it("answers health, readiness, metrics and the contract without a key", async () => {
+    for (const url of ["/healthz", "/readyz", "/metrics", "/openapi.json"]) {
+      expect((await h.app.inject({ method: "GET", url })).statusCode, url).toBe(200);
+    }
+  });
+
+  it("hides a tenant's job from another tenant as if it did not exist", async () => {
+    const created = await post(h.app, compactable());
+    const id = created.json().id as string;
+    const asGlobex = await h.app.inject({ method: "GET", url: `/v1/compactions/${id}`, headers: bearer("globex") });
+    expect(asGlobex.statusCode).toBe(404);
+    const cancelAsGlobex = await h.app.inject({ method: "DELETE", url: `/v1/compactions/${id}`, headers: bearer("globex") });
+    expect(cancelAsGlobex.statusCode).toBe(404);
+    const asAcme = await h.app.inject({ method: "GET", url: `/v1/compactions/${id}`, headers: bearer("acme") });
+    expect(asAcme.json().status).toBe("queued");
+  });
+});
+
+describe("POST /v1/compactions", () => {
+  it("answers nothing_to_compact at once, without queuing a job, when everything fits the keep-recent budget", async () => {
+    const response = await post(h.app, { messages: reactTurn({ rounds: 1, toolResultChars: 50 }), contextWindow: 200_000 });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ status: "nothing_to_compact" });
+    const metrics = await h.metrics.registry.getSingleMetricAsString("compactd_jobs_total");
+    expect(metrics).toMatch(/compactd_jobs_total\{reason="manual",outcome="nothing_to_compact"\} [1-9]/);
+  });
+
+  it("queues a compaction and points at it", async () => {
+    const response = await post(h.app, compactable({ reason: "overflow", conversationId: "conv-queue", metadata: { agent: "a1" } }));
+    expect(response.statusCode).toBe(202);
+    const { id, status } = response.json();
+    expect(status).toBe("queued");
+    expect(response.headers.location).toBe(`/v1/compactions/${id}`);
+    const view = (await h.app.inject({ method: "GET", url: `/v1/compactions/${id}`, headers: bearer("acme") })).json();
+    expect(view).toMatchObject({
+      id,
+      status: "queued",
+      reason: "overflow",
+      conversationId: "conv-queue",
+      attempts: 0,
+      startedAt: null,
+      finishedAt: null,
+      metadata: { agent: "a1" },
+    });
+    expect(Date.parse(view.createdAt)).not.toBeNaN();
+  });
+
+  it("returns the same job for a repeated Idempotency-Key", async () => {
+    const headers = { ...bearer("acme"), "idempotency-key": "retry-1" };
+    const body = compactable();
+    const first = await post(h.app, body, headers);
+    const second = await post(h.app, body, headers);
+    expect(first.statusCode).toBe(202);
+    expect(second.statusCode).toBe(202);
+    expect(second.json().id).toBe(first.json().id);
+    expect(second.headers["idempotent-replayed"]).toBe("true");
+  });
+
+  it("refuses an Idempotency-Key reused for a different request", async () => {
+    const headers = { ...bearer("acme"), "idempotency-key": "retry-2" };
+    await post(h.app, compactable({ conversationId: "a" }), headers);
+    const reused = await post(h.app, compactable({ conversationId: "b" }), headers);
+    expect(reused.statusCode).toBe(422);
+    expect(reused.json().error).toMatchObject({ code: "idempotency_key_reused", field: "Idempotency-Key" });
+  });
+
+  it("refuses a second compaction of a conversation in flight with 409 naming the first job", async () => {
+    const first = await post(h.app, compactable({ conversationId: "conv-busy" }));
+    const second = await post(h.app, compactable({ conversationId: "conv-busy" }));
+    expect(second.statusCode).toBe(409);
+    expect(second.json().error).toMatchObject({ code: "compaction_in_flight", jobId: first.json().id });
+    expect(second.json().error.message).toContain(first.json().id);
+  });
+
+  it("lets two tenants compact conversations with the same id at once", async () => {
+    await post(h.app, compactable({ conversationId: "shared-name" }), bearer("acme"));
+    const other = await post(h.app, compactable({ conversationId: "shared-name" }), bearer("globex"));
+    expect(other.statusCode).toBe(202);
+  });
+});
+
+describe("DELETE /v1/compactions/:id", () => {
+  it("cancels a queued job, keeps it visible as cancelled and frees its conversation", async () => {
+    const created = await post(h.app, compactable({ conversationId: "conv-cancel" }));
+    const id = created.json().id as string;
+    const cancelled = await h.app.inject({ method: "DELETE", url: `/v1/compactions/${id}`, headers: bearer("acme") });
+    expect(cancelled.statusCode).toBe(200);
+    expect(cancelled.json()).toMatchObject({ id, status: "cancelled", conversationId: "conv-cancel", error: { code: "cancelled" } });
+    const view = await h.app.inject({ method: "GET", url: `/v1/compactions/${id}`, headers: bearer("acme") });
+    expect(view.json().status).toBe("cancelled");
+    const again = await post(h.app, compactable({ conversationId: "conv-cancel" }));
+    expect(again.statusCode).toBe(202);
+  });
+
+  it("answers 404 for an id that was never issued", async () => {
+    const response = await h.app.inject({ method: "DELETE", url: "/v1/compactions/cmp_nope", headers: bearer("acme") });
+    expect(response.statusCode).toBe(404);
+    expect(response.json().error.code).toBe("not_found");
+  });
+});
+
+describe("callback URLs", () => {
+  it.each([
+    ["http://127.0.0.1:9000/hook", "a loopback literal"],
+    ["http://169.254.169.254/latest/meta-data", "the cloud metadata address"],
+    ["http://10.1.2.3/hook", "a private address"],
+    ["http://[::1]/hook", "IPv6 loopback"],
+    ["http://callbacks.example/hook", "a name that resolves to 127.0.0.1"],
+    ["ftp://example.com/hook", "a scheme other than http(s)"],
+    ["not a url", "text that is not a URL"],
+  ])("refuses %s (%s) at submission, naming callbackUrl", async (callbackUrl) => {
+    const response = await post(h.app, compactable({ callbackUrl }));
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error.field).toBe("callbackUrl");
+  });
+
+  it("accepts a public callback URL", async () => {
+    const response = await post(h.app, compactable({ callbackUrl: "https://hooks.example.com/compactd" }));
+    expect(response.statusCode).toBe(202);
+  });
+
+  it("refuses callbacks when no webhook secret is configured", async () => {
+    const bare = await harness("api-nosecret", { COMPACTD_WEBHOOK_SECRET: "" });
+    try {
+      const response = await post(bare.app, compactable({ callbackUrl: "https://hooks.example.com/compactd" }));
+      expect(response.statusCode).toBe(400);
+      expect(response.json().error).toMatchObject({ code: "callbacks_disabled", field: "callbackUrl" });
+    } finally {
+      await bare.close();
+    }
+  });
+});
+
+describe("backpressure", () => {
+  it("answers 429 with Retry-After once the backlog reaches its limit", async () => {
+    const small = await harness("api-backlog", { COMPACTD_MAX_BACKLOG: "2" });
+    try {
+      expect((await post(small.app, compactable())).statusCode).toBe(202);
+      expect((await post(small.app, compactable())).statusCode).toBe(202);
+      const refused = await post(small.app, compactable());
+      expect(refused.statusCode).toBe(429);
+      expect(Number(refused.headers["retry-after"])).toBeGreaterThan(0);
+      expect(refused.json().error.code).toBe("backlog_full");
+      // Deciding that there is nothing to compact costs the queue nothing, so it is still answered.
+      const nothing = await post(small.app, { messages: reactTurn({ rounds: 1 }), contextWindow: 200_000 });
+      expect(nothing.statusCode).toBe(200);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+describe("batches", () => {
+  it("queues the items that need it, reports the rest, and shows counts by state", async () => {
+    const response = await h.app.inject({
+      method: "POST",
+      url: "/v1/compactions/batch",
+      headers: bearer("acme"),
+      payload: {
+        items: [
+          compactable({ conversationId: "b-1" }),
+          { messages: reactTurn({ rounds: 1 }), contextWindow: 200_000 },
+          compactable({ conversationId: "b-3" }),
+        ],
+        metadata: { run: 7 },
+      },
+    });
+    expect(response.statusCode).toBe(202);
+    const batch = response.json();
+    expect(response.headers.location).toBe(`/v1/batches/${batch.id}`);
+    expect(batch.items.map((item: { status: string }) => item.status)).toEqual(["queued", "nothing_to_compact", "queued"]);
+    const view = await h.app.inject({ method: "GET", url: `/v1/batches/${batch.id}`, headers: bearer("acme") });
+    expect(view.json()).toMatchObject({ status: "running", counts: { queued: 2, nothing_to_compact: 1 }, metadata: { run: 7 } });
+    const asGlobex = await h.app.inject({ method: "GET", url: `/v1/batches/${batch.id}`, headers: bearer("globex") });
+    expect(asGlobex.statusCode).toBe(404);
+  });
+
+  it("refuses the whole batch when one item is malformed, naming the item's field", async () => {
+    const response = await h.app.inject({
+      method: "POST",
+      url: "/v1/compactions/batch",
+      headers: bearer("acme"),
+      payload: { items: [compactable(), { messages: [{ role: "robot", content: "hi" }], contextWindow: 1000 }] },
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error.field).toMatch(/^items\[1\]\.messages\[0\]/);
+  });
+
+  it("refuses more items than the configured limit", async () => {
+    const items = Array.from({ length: h.config.maxBatchItems + 1 }, () => ({ messages: [], contextWindow: 1000 }));
+    const response = await h.app.inject({ method: "POST", url: "/v1/compactions/batch", headers: bearer("acme"), payload: { items } });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error.field).toBe("items");
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * `compactd compact <file|dir|->`: the core, in-process, on files.
+ *
+ * No Redis and no service: it parses the conversation, compacts it with the
+ * chosen summarizer and prints the result as one JSON object. Without an API
+ * key it uses the offline archive summarizer, so it works on any machine.
+ */
+import { readdir, readFile, stat } from "node:fs/promises";
+import path from "node:path";
+import {
+  createCompactor,
+  InvalidConversationError,
+  NothingToCompactError,
+  parseConversation,
+  type FormatOption,
+  type Reason,
+  type Result,
+  type Summarizer,
+} from "../core/index.js";
+import { createAnthropicSummarizer, DEFAULT_MODEL } from "../summarizers/anthropic.js";
+import { createArchiveSummarizer } from "../summarizers/archive.js";
+import { EXIT, UsageError } from "./usageError.js";
+
+export interface CompactCommandOptions {
+  readonly contextWindow: number;
+  readonly reserveTokens?: number;
+  readonly keepRecentTokens?: number;
+  readonly maxSummaryTokens?: number;
+  readonly stallTimeoutMs?: number;
+  readonly reason: Reason;
+  readonly summarizer?: "anthropic" | "archive";
+  readonly model?: string;
+  readonly format: FormatOption;
+  readonly usageTokens?: number;
+}
+
+export interface Io {
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly stdin: NodeJS.ReadableStream;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+/** Runs the command; returns the process exit code. */
+export async function runCompact(target: string, options: CompactCommandOptions, io: Io): Promise<number> {
+  // Chosen on first use, so input errors are reported alone, before any note about the summarizer.
+  let chosen: Summarizer | undefined;
+  const summarizer = () => (chosen ??= chooseSummarizer(options, io));
+  if (target !== "-" && (await isDirectory(target))) return compactDirectory(target, options, summarizer, io);
+
+  const input = await readJson(target, io);
+  const outcome = await compactOne(input, target, options, summarizer);
+  if (outcome === "nothing") {
+    io.stdout.write(`${JSON.stringify({ status: "nothing_to_compact" })}\n`);
+    return EXIT.nothingToCompact;
+  }
+  io.stdout.write(`${JSON.stringify(outcome)}\n`);
+  return EXIT.compacted;
+}
+
+/**
+ * A directory is compacted file by file (`*.json`), one JSON line per file, so
+ * one bad file does not hide the results of the others. Progress goes to
+ * stderr only when a person is watching it.
+ */
+async function compactDirectory(
+  dir: string,
+  options: CompactCommandOptions,
+  summarizer: () => Summarizer,
+  io: Io,
+): Promise<number> {
+  const files = (await readdir(dir)).filter((f) => f.endsWith(".json")).sort();
+  if (files.length === 0) throw new UsageError(`${dir}: no .json files in this directory`);
+  let exit: number = EXIT.compacted;
+  for (const [i, name] of files.entries()) {
+    const file = path.join(dir, name);
+    if (io.stderr.isTTY) io.stderr.write(`\r[${i + 1}/${files.length}] ${name}\x1b[K`);
+    try {
+      const outcome = await compactOne(await readJson(file, io), file, options, summarizer);
+      const line = outcome === "nothing" ? { file, status: "nothing_to_compact" } : { file, status: "compacted", ...outcome };
+      io.stdout.write(`${JSON.stringify(line)}\n`);
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err;
+      io.stdout.write(`${JSON.stringify({ file, status: "error", error: err.message })}\n`);
+      exit = EXIT.usage;
+    }
+  }
+  if (io.stderr.isTTY) io.stderr.write("\n");
+  return exit;
+}
+
+async function compactOne(
+  input: unknown,
+  source: string,
+  options: CompactCommandOptions,
+  summarizer: () => Summarizer,
+): Promise<Result | "nothing"> {
+  let conversation;
+  try {
+    conversation = parseConversation(input, options.format);
+  } catch (err) {
+    if (err instanceof InvalidConversationError) throw new UsageError(`${source}: ${err.message}`);
+    throw err;
+  }
+  const compactor = createCompactor({
+    settings: {
+      maxContextTokens: options.contextWindow,
+      reserveTokens: options.reserveTokens,
+      keepRecentTokens: options.keepRecentTokens,
+      maxSummaryTokens: options.maxSummaryTokens,
+      stallTimeoutMs: options.stallTimeoutMs,
+    },
+    summarizer: summarizer(),
+  });
+  if (compactor === null) throw new UsageError("--context-window must be a positive number of tokens");
+  try {
+    return await compactor.compact(conversation, { reason: options.reason, usageTokens: options.usageTokens });
+  } catch (err) {
+    if (err instanceof NothingToCompactError) return "nothing";
+    throw err;
+  }
+}
+
+/**
+ * Anthropic when a key is available, else the offline archive with a note,
+ * so a first run on a fresh machine works and says what it did.
+ */
+function chooseSummarizer(options: CompactCommandOptions, io: Io): Summarizer {
+  const apiKey = io.env.ANTHROPIC_API_KEY;
+  const choice = options.summarizer ?? (apiKey ? "anthropic" : "archive");
+  if (choice === "archive") {
+    if (options.summarizer === undefined) {
+      io.stderr.write("compactd: ANTHROPIC_API_KEY is not set; using the offline archive summarizer (degraded)\n");
+    }
+    return createArchiveSummarizer();
+  }
+  if (!apiKey) throw new UsageError("--summarizer anthropic needs ANTHROPIC_API_KEY in the environment");
+  return createAnthropicSummarizer({
+    apiKey,
+    baseURL: io.env.ANTHROPIC_BASE_URL || undefined,
+    model: options.model ?? (io.env.COMPACTD_MODEL || DEFAULT_MODEL),
+  });
+}
+
+async function isDirectory(target: string): Promise<boolean> {
+  try {
+    return (await stat(target)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+async function readJson(target: string, io: Io): Promise<unknown> {
+  let text: string;
+  try {
+    text = target === "-" ? await readStream(io.stdin) : await readFile(target, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new UsageError(`${target}: cannot read (${code ?? (err as Error).message})`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`${target === "-" ? "stdin" : target}: not valid JSON (${(err as Error).message})`);
+  }
+}
+
+async function readStream(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks).toString("utf8");
+}

@@ -1,0 +1,97 @@
+/**
+ * The `compactd` command line: `compact` runs the core in-process; `serve`,
+ * `worker` and `dev` run the service.
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { REASONS, type FormatOption, type Reason } from "../core/index.js";
+import { runCompact, type CompactCommandOptions, type Io } from "./compactCommand.js";
+import type { ServiceKind } from "./serviceCommand.js";
+import { EXIT, UsageError } from "./usageError.js";
+
+const defaultIo: Io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
+
+/** Parses `argv` (without node and script), runs the command, returns the exit code. */
+export async function main(argv: readonly string[], io: Io = defaultIo): Promise<number> {
+  let exitCode: number = EXIT.compacted;
+  const program = new Command("compactd")
+    .description("Context compaction for LLM agents")
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+    });
+
+  program
+    .command("compact")
+    .description("compact a conversation file (or every .json file of a directory, or - for stdin) and print the result as JSON")
+    .argument("<file>", "a JSON file, a directory of them, or - for stdin")
+    .requiredOption("--context-window <tokens>", "the model's context window in tokens", positiveInteger("--context-window"))
+    .option("--reserve-tokens <tokens>", "room kept free for the next response (default 16384)", positiveInteger("--reserve-tokens"))
+    .option("--keep-recent-tokens <tokens>", "recent tokens kept verbatim (default 20000, at most a quarter of the usable window)", positiveInteger("--keep-recent-tokens"))
+    .option("--max-summary-tokens <tokens>", "cap on the summary's length", positiveInteger("--max-summary-tokens"))
+    .option("--stall-timeout-ms <ms>", "cancel a summary stream silent for this long (default 120000)", positiveInteger("--stall-timeout-ms"))
+    .addOption(new Option("--reason <reason>", "what asked for the compaction").choices(REASONS).default("manual"))
+    .addOption(new Option("--summarizer <name>", "anthropic (needs ANTHROPIC_API_KEY) or archive (offline)").choices(["anthropic", "archive"]))
+    .option("--model <model>", "the Anthropic model that writes the summary")
+    .addOption(new Option("--format <format>", "input shape").choices(["auto", "anthropic", "openai"]).default("auto"))
+    .option("--usage-tokens <tokens>", "the provider's token count for the whole input, to calibrate estimates", positiveInteger("--usage-tokens"))
+    .action(async (file: string, opts: Record<string, unknown>) => {
+      exitCode = await runCompact(file, toCompactOptions(opts), io);
+    });
+
+  const services: [ServiceKind, string][] = [
+    ["serve", "run the HTTP API (PORT, default 8080)"],
+    ["worker", "run a compaction worker (metrics on METRICS_PORT, default 9464)"],
+    ["dev", "run the API and a worker in one process, for a laptop"],
+  ];
+  for (const [kind, description] of services) {
+    program
+      .command(kind)
+      .description(`${description}; configured by the environment (see the README)`)
+      .action(async () => {
+        // Loaded on demand: `compact` must start fast and never load Redis, BullMQ or fastify.
+        const { runService } = await import("./serviceCommand.js");
+        exitCode = await runService(kind, io);
+      });
+  }
+
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and version are successful exits; everything else is a usage error.
+      return err.exitCode === 0 ? EXIT.compacted : EXIT.usage;
+    }
+    if (err instanceof UsageError) {
+      io.stderr.write(`compactd: ${err.message}\n`);
+      return EXIT.usage;
+    }
+    io.stderr.write(`compactd: ${err instanceof Error ? err.message : String(err)}\n`);
+    return EXIT.failed;
+  }
+}
+
+function toCompactOptions(opts: Record<string, unknown>): CompactCommandOptions {
+  return {
+    contextWindow: opts.contextWindow as number,
+    reserveTokens: opts.reserveTokens as number | undefined,
+    keepRecentTokens: opts.keepRecentTokens as number | undefined,
+    maxSummaryTokens: opts.maxSummaryTokens as number | undefined,
+    stallTimeoutMs: opts.stallTimeoutMs as number | undefined,
+    reason: opts.reason as Reason,
+    summarizer: opts.summarizer as "anthropic" | "archive" | undefined,
+    model: opts.model as string | undefined,
+    format: opts.format as FormatOption,
+    usageTokens: opts.usageTokens as number | undefined,
+  };
+}
+
+function positiveInteger(flag: string): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value) || Number(value) <= 0 || !Number.isSafeInteger(Number(value))) {
+      throw new InvalidArgumentError(`${flag} takes a positive whole number, got "${value}"`);
+    }
+    return Number(value);
+  };
+}

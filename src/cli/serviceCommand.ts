@@ -1,0 +1,89 @@
+/**
+ * `compactd serve`, `compactd worker` and `compactd dev`: the service's
+ * processes. Each reads the environment table once, refuses to start on a
+ * wrong value (naming it), and on SIGTERM or SIGINT closes what it runs —
+ * the API stops accepting, the worker finishes or hands back its jobs — then
+ * exits 0. A second signal exits at once.
+ */
+import { runApi } from "../api/runApi.js";
+import { ConfigError, loadConfig, type Config } from "../config.js";
+import { createMetrics } from "../metrics/metrics.js";
+import type { RunningProcess } from "../queue/runningProcess.js";
+import { runWorker } from "../worker/runWorker.js";
+import type { Io } from "./compactCommand.js";
+import { EXIT, UsageError } from "./usageError.js";
+
+export type ServiceKind = "serve" | "worker" | "dev";
+
+/** The key `compactd dev` accepts when COMPACTD_API_KEYS is unset: a laptop needs no secret. */
+export const DEV_API_KEY = { tenant: "local", key: "dev" } as const;
+
+export interface ServiceOptions {
+  /** Resolves when the process should shut down; defaults to the first SIGTERM or SIGINT. */
+  readonly stopSignal?: Promise<void>;
+}
+
+/** Runs until told to stop; returns the exit code. */
+export async function runService(kind: ServiceKind, io: Io, options: ServiceOptions = {}): Promise<number> {
+  const config = serviceConfig(kind, io);
+  const running: RunningProcess[] = [];
+  const log = (line: string) => io.stderr.write(`compactd ${kind}: ${line}\n`);
+  try {
+    if (kind === "dev") {
+      const metrics = createMetrics();
+      const worker = await runWorker(config, { metrics, serveMetrics: false });
+      running.push(worker);
+      const api = await runApi(config, { metrics });
+      running.push(api);
+      log(`API and worker on http://127.0.0.1:${api.port} (Bearer ${config.apiKeys[0]!.key})`);
+    } else if (kind === "serve") {
+      const api = await runApi(config);
+      running.push(api);
+      log(`API listening on port ${api.port}`);
+    } else {
+      const worker = await runWorker(config);
+      running.push(worker);
+      log(`worker consuming; metrics on port ${worker.metricsPort ?? "off"}`);
+    }
+    await (options.stopSignal ?? firstSignal(log));
+    log("shutting down");
+    return EXIT.compacted;
+  } finally {
+    // Close in reverse order: the API stops taking requests before the worker stops taking jobs.
+    for (const started of running.reverse()) await started.close();
+  }
+}
+
+function serviceConfig(kind: ServiceKind, io: Io): Config {
+  let config: Config;
+  try {
+    config = loadConfig(io.env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(err.message);
+    throw err;
+  }
+  if (config.apiKeys.length === 0) {
+    if (kind === "serve") {
+      throw new UsageError("COMPACTD_API_KEYS is not set: give the API at least one tenant:key pair (see the README's configuration table)");
+    }
+    if (kind === "dev") {
+      io.stderr.write(`compactd dev: COMPACTD_API_KEYS is not set; accepting the key "${DEV_API_KEY.key}" for tenant "${DEV_API_KEY.tenant}"\n`);
+      config = { ...config, apiKeys: [DEV_API_KEY] };
+    }
+  }
+  return config;
+}
+
+/** The first SIGTERM or SIGINT; a second one ends the process without waiting. */
+function firstSignal(log: (line: string) => void): Promise<void> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      log(`${signal} received`);
+      process.once("SIGTERM", () => process.exit(EXIT.failed));
+      process.once("SIGINT", () => process.exit(EXIT.failed));
+      resolve();
+    };
+    process.once("SIGTERM", onSignal);
+    process.once("SIGINT", onSignal);
+  });
+}

@@ -1,0 +1,49 @@
+/**
+ * The compaction core: pure logic shared by the CLI, the worker and agents
+ * that compact in-process. It reaches a language model only through the
+ * {@link Summarizer} it is handed.
+ */
+export type { Block, Conversation, ConversationFormat, Message, MessageKind } from "./message.js";
+export { parseConversation, detectFormat, type FormatOption } from "./formats/parseConversation.js";
+export { checkToolPairing, type ToolPairing, type ToolPairingIssue } from "./toolPairing.js";
+export {
+  DEFAULT_KEEP_RECENT_TOKENS,
+  DEFAULT_RESERVE_TOKENS,
+  DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS,
+  normalizeSettings,
+  shouldCompact,
+  threshold,
+  summaryBudget,
+  turnPrefixBudget,
+  summarizerInputBudget,
+  type Settings,
+  type SettingsInput,
+} from "./settings.js";
+export { TokenEstimator, IMAGE_TOKENS, DOCUMENT_TOKENS, MESSAGE_OVERHEAD_TOKENS, type TokenEstimatorOptions } from "./tokenEstimator.js";
+export { findCutPoint, type CutPoint } from "./cutPoint.js";
+export { prepare, type Preparation } from "./prepare.js";
+export { fitSummarizerInput, type FittedInput } from "./fitSummarizerInput.js";
+export { apply } from "./apply.js";
+export { summaryMessage, previousSummaryOf, SUMMARY_PREAMBLE } from "./summaryEnvelope.js";
+export {
+  createCompactor,
+  Compactor,
+  REASONS,
+  type Checkpoint,
+  type CompactOptions,
+  type CompactorOptions,
+  type Reason,
+  type Result,
+} from "./compactor.js";
+export type { Summarizer, SummarizationRequest, SummarizationResponse, SummaryKind } from "./summarizer.js";
+export { buildSummarizationPrompt } from "./prompts.js";
+export { buildArchive, ARCHIVE_HEADING } from "./archive.js";
+export {
+  NothingToCompactError,
+  CompactionDisabledError,
+  InvalidConversationError,
+  SummarizationStalledError,
+} from "./errors.js";
+export { isOverflowError } from "./overflow.js";
+export { responseHitContextLimit, type NormalizedResponse } from "./contextLimit.js";
+export { replacesOf, canonicalJson, type Replaces } from "./replaces.js";

@@ -1,0 +1,115 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { conversation, reactTurn } from "../helpers/conversations.js";
+import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
+import { runCli } from "../helpers/runCli.js";
+
+const noKey = { ANTHROPIC_API_KEY: "" };
+let dir: string;
+let longFile: string;
+let smallFile: string;
+const longSession = conversation(...Array.from({ length: 10 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 })));
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), "compactd-cli-"));
+  longFile = path.join(dir, "long.json");
+  smallFile = path.join(dir, "small.json");
+  await writeFile(longFile, JSON.stringify({ system: "You are terse.", messages: longSession }));
+  await writeFile(smallFile, JSON.stringify(reactTurn({ rounds: 1 })));
+});
+
+describe("compactd compact", () => {
+  it("compacts offline with the archive summarizer when no key is set, and says so on stderr", async () => {
+    const run = await runCli(["compact", longFile, "--context-window", "100000", "--keep-recent-tokens", "8000"], { env: noKey });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/ANTHROPIC_API_KEY is not set; using the offline archive summarizer/);
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+    const out = JSON.parse(run.stdout);
+    expect(Object.keys(out)).toEqual(
+      expect.arrayContaining(["messages", "summary", "reason", "tokensBefore", "tokensAfter", "messagesBefore", "messagesAfter", "degraded", "splitTurn", "checkpoint", "omitted", "firstKeptIndex"]),
+    );
+    expect(out).toMatchObject({ reason: "manual", degraded: true, messagesBefore: longSession.length });
+    expect(out.tokensAfter).toBeLessThan(out.tokensBefore);
+    expect(out.messages.slice(1)).toEqual(longSession.slice(out.firstKeptIndex));
+  });
+
+  it("exits 3 with nothing_to_compact when everything fits the keep-recent budget", async () => {
+    const run = await runCli(["compact", smallFile, "--context-window", "200000"], { env: noKey });
+    expect(run.code).toBe(3);
+    expect(JSON.parse(run.stdout)).toEqual({ status: "nothing_to_compact" });
+  });
+
+  it("reads the conversation from stdin with -", async () => {
+    const run = await runCli(["compact", "-", "--context-window", "100000", "--keep-recent-tokens", "8000", "--summarizer", "archive", "--reason", "overflow"], {
+      env: noKey,
+      stdin: JSON.stringify(longSession),
+    });
+    expect(run.code).toBe(0);
+    expect(run.stderr).toBe("");
+    expect(JSON.parse(run.stdout).reason).toBe("overflow");
+  });
+
+  it.each([
+    [["compact", "MISSING.json", "--context-window", "1000"], /MISSING\.json: cannot read \(ENOENT\)/],
+    [["compact", "FILE", "--context-window", "lots"], /--context-window takes a positive whole number, got "lots"/],
+    [["compact", "FILE"], /required option '--context-window <tokens>' not specified/],
+    [["compact", "FILE", "--context-window", "1000", "--reason", "bored"], /--reason.*bored/],
+    [["compact", "BAD", "--context-window", "1000"], /not valid JSON/],
+    [["compact", "INVALID", "--context-window", "1000"], /messages\[1\]\.role/],
+  ])("exits 2 with a one-line message for bad usage or input: %j", async (args, message) => {
+    const bad = path.join(dir, "bad.json");
+    const invalid = path.join(dir, "invalid.json");
+    await writeFile(bad, "{ not json");
+    await writeFile(invalid, JSON.stringify([{ role: "user", content: "hi" }, { role: "robot", content: "beep" }]));
+    const resolved = args.map((a) => (a === "FILE" ? smallFile : a === "BAD" ? bad : a === "INVALID" ? invalid : a));
+    const run = await runCli(resolved, { env: noKey });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("refuses --summarizer anthropic without a key, naming the variable", async () => {
+    const run = await runCli(["compact", longFile, "--context-window", "100000", "--summarizer", "anthropic"], { env: noKey });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/ANTHROPIC_API_KEY/);
+  });
+
+  it("compacts a directory file by file, one JSON line each", async () => {
+    const sub = await mkdtemp(path.join(tmpdir(), "compactd-cli-dir-"));
+    await writeFile(path.join(sub, "a.json"), JSON.stringify(longSession));
+    await writeFile(path.join(sub, "b.json"), JSON.stringify(reactTurn({ rounds: 1 })));
+    await writeFile(path.join(sub, "c.json"), "oops");
+    const run = await runCli(["compact", sub, "--context-window", "100000", "--keep-recent-tokens", "8000"], { env: noKey });
+    const lines = run.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.map((l) => [path.basename(l.file), l.status])).toEqual([
+      ["a.json", "compacted"],
+      ["b.json", "nothing_to_compact"],
+      ["c.json", "error"],
+    ]);
+    expect(run.code).toBe(2);
+  });
+
+  describe("with the Anthropic summarizer", () => {
+    let fake: FakeAnthropic;
+    beforeAll(async () => {
+      fake = await startFakeAnthropic({ script: () => ({ kind: "reply", text: "## Goal\nShip the parser." }) });
+    });
+    afterAll(() => fake.close());
+
+    it("summarizes through the Messages API when ANTHROPIC_API_KEY is set", async () => {
+      const run = await runCli(["compact", longFile, "--context-window", "100000", "--keep-recent-tokens", "8000", "--model", "claude-test-1"], {
+        env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: fake.url },
+      });
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      const out = JSON.parse(run.stdout);
+      expect(out.degraded).toBe(false);
+      expect(out.summary).toContain("Ship the parser.");
+      expect(fake.requests.length).toBeGreaterThanOrEqual(1);
+      expect(fake.requests[0]!.body).toMatchObject({ model: "claude-test-1", stream: true });
+    });
+  });
+});

@@ -1,0 +1,74 @@
+import { spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { afterAll, describe, expect, it } from "vitest";
+import { conversation, reactTurn } from "../helpers/conversations.js";
+import { deleteKeysUnder, testPrefix } from "../helpers/redisTestPrefix.js";
+import { cliPath, repoRoot, runCli } from "../helpers/runCli.js";
+import { waitUntil } from "../helpers/waitUntil.js";
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+const prefixes: string[] = [];
+afterAll(async () => {
+  for (const p of prefixes) await deleteKeysUnder(p);
+});
+
+describe("compactd serve | worker | dev", () => {
+  it("refuses to serve without API keys, naming the variable", async () => {
+    const run = await runCli(["serve"], { env: { COMPACTD_API_KEYS: "" } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/COMPACTD_API_KEYS is not set/);
+  });
+
+  it("refuses to start on a wrong variable, naming it and the value", async () => {
+    const run = await runCli(["worker"], { env: { PORT: "eighty", WORKER_CONCURRENCY: "-3" } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/PORT="eighty": expected an integer/);
+    expect(run.stderr).toMatch(/WORKER_CONCURRENCY="-3"/);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("runs the API and a worker in one process, compacts a conversation, and exits 0 on SIGTERM", async () => {
+    const prefix = testPrefix("cli-dev");
+    prefixes.push(prefix);
+    const port = await freePort();
+    const child = spawn(process.execPath, [cliPath, "dev"], {
+      cwd: repoRoot,
+      env: { ...process.env, ANTHROPIC_API_KEY: "", COMPACTD_API_KEYS: "", PORT: String(port), METRICS_PORT: String(await freePort()), COMPACTD_QUEUE_PREFIX: prefix },
+    });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+    try {
+      await waitUntil(() => stderr.includes("API and worker on"), "compactd dev has started", 20_000);
+      expect(stderr).toMatch(/accepting the key "dev" for tenant "local"/);
+      const base = `http://127.0.0.1:${port}`;
+      const headers = { authorization: "Bearer dev", "content-type": "application/json" };
+      const messages = conversation(...Array.from({ length: 6 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 })));
+      const created = await fetch(`${base}/v1/compactions`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ messages, contextWindow: 100_000, settings: { keepRecentTokens: 8_000 } }),
+      });
+      expect(created.status).toBe(202);
+      const { id } = (await created.json()) as { id: string };
+      const done = await fetch(`${base}/v1/compactions/${id}?wait=20`, { headers });
+      const view = (await done.json()) as { status: string; result: { degraded: boolean; messages: unknown[]; replaces: { count: number } } };
+      expect(view.status).toBe("completed");
+      expect(view.result.degraded).toBe(true);
+      expect(view.result.replaces.count).toBe(messages.length);
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect(await exited).toBe(0);
+    expect(stderr).toMatch(/SIGTERM received/);
+  }, 60_000);
+});

@@ -1,0 +1,202 @@
+/**
+ * What a worker does with one compaction job: decompress, parse, compact,
+ * store, notify.
+ *
+ * How each way of ending maps onto BullMQ:
+ * - bad input (a payload that does not decode, a conversation the parser
+ *   refuses, nothing left to compact): `UnrecoverableError`, no retry; the same
+ *   input fails the same way.
+ * - the summarizer failed transiently (rate limit, overload, server error,
+ *   dropped or stalled stream) on an attempt that is not the last: the
+ *   degraded result is thrown away and the job thrown back, so BullMQ retries
+ *   it after an exponential backoff and the provider gets time to recover. On
+ *   the last attempt the degraded result is accepted: a coarse summary that
+ *   shrinks the context beats a failed job that leaves the agent stuck.
+ * - cancelled (the API's DELETE reached the job's abort signal, or the flag
+ *   was seen): settled as cancelled and failed without retry.
+ * - the worker is shutting down: the job goes back to the queue untouched,
+ *   for another worker.
+ */
+import { UnrecoverableError, WaitingError, type Job } from "bullmq";
+import { createCompactor, type Result } from "../core/compactor.js";
+import { CompactionDisabledError, InvalidConversationError, NothingToCompactError } from "../core/errors.js";
+import { parseConversation } from "../core/formats/parseConversation.js";
+import type { Conversation } from "../core/message.js";
+import { replacesOf } from "../core/replaces.js";
+import type { Summarizer } from "../core/summarizer.js";
+import type { Metrics } from "../metrics/metrics.js";
+import type { CompactionJobData, ConversationPayload } from "../queue/compactionJob.js";
+import type { JobSettlement } from "../queue/jobSettlement.js";
+import { decodePayload } from "../queue/payloadCodec.js";
+import type { FinalOutcome, JobError, ResultStore } from "../queue/resultStore.js";
+import { instrumentSummarizer } from "./instrumentedSummarizer.js";
+
+/** Abort reason of a job whose cancellation was requested through the API. */
+export const CANCEL_REASON = "compactd:cancelled";
+
+/** Abort reason of the jobs still running when a worker's shutdown deadline passes. */
+export const SHUTDOWN_REASON = "compactd:shutdown";
+
+/** What BullMQ stores as the job's return value; the result itself is in the result store. */
+export interface CompactionReturn {
+  readonly degraded: boolean;
+}
+
+export interface ProcessorDeps {
+  readonly results: ResultStore;
+  readonly settlement: JobSettlement;
+  readonly metrics: Metrics;
+  /** The summarizer for a job's requested model (the configured one when undefined). */
+  readonly summarizerFor: (model: string | undefined) => Summarizer;
+}
+
+export type CompactionProcessor = (
+  job: Job<CompactionJobData, CompactionReturn>,
+  token: string | undefined,
+  signal: AbortSignal | undefined,
+) => Promise<CompactionReturn>;
+
+/** A summarizer failed transiently and attempts remain: BullMQ retries after its backoff. */
+class SummarizerUnavailableError extends Error {
+  constructor(reason: string) {
+    super(`summarizer failed, retrying the job: ${reason}`);
+    this.name = "SummarizerUnavailableError";
+  }
+}
+
+/** The job ends here for good, without retry: bad input, or cancelled. */
+class JobRejected extends Error {
+  constructor(
+    readonly status: "failed" | "cancelled",
+    readonly error: JobError,
+  ) {
+    super(error.message);
+    this.name = "JobRejected";
+  }
+}
+
+const CANCELLED = new JobRejected("cancelled", { code: "cancelled", message: "the compaction was cancelled" });
+
+export function createCompactionProcessor(deps: ProcessorDeps): CompactionProcessor {
+  const { results, settlement, metrics } = deps;
+
+  /** Records how the job ended and counts it, once per job however often this runs. */
+  const settle = async (job: Job<CompactionJobData>, outcome: FinalOutcome): Promise<FinalOutcome> => {
+    const recorded = await settlement.settle({ id: idOf(job), data: job.data }, outcome);
+    if (recorded === outcome) count(metrics, job.data, outcome);
+    return recorded;
+  };
+
+  const run = async (
+    job: Job<CompactionJobData>,
+    token: string | undefined,
+    signal: AbortSignal,
+    finalAttempt: boolean,
+  ): Promise<FinalOutcome> => {
+    const { data } = job;
+    if (await results.isCancelled(idOf(job))) throw CANCELLED;
+    // Taken over from a worker that died after recording the outcome: deliver that one.
+    const recorded = await results.get(idOf(job));
+    if (recorded !== undefined) return recorded;
+
+    const payload = await decode(data.payload);
+    const conversation = parse(payload);
+    const summarizer = instrumentSummarizer(deps.summarizerFor(data.model), metrics);
+    const compactor = createCompactor({ settings: { ...data.settings, maxContextTokens: data.contextWindow }, summarizer });
+    if (compactor === null) {
+      throw new JobRejected("failed", { code: "invalid_request", message: "must be a positive number of tokens", field: "contextWindow" });
+    }
+
+    const stopTimer = metrics.jobDuration.startTimer({ reason: data.reason });
+    let result: Result;
+    try {
+      result = await compactor.compact(conversation, {
+        reason: data.reason,
+        signal,
+        ...(data.usageTokens !== undefined && { usageTokens: data.usageTokens }),
+        ...(data.instructions !== undefined && { instructions: data.instructions }),
+      });
+    } catch (err) {
+      if (signal.aborted) {
+        if (signal.reason !== SHUTDOWN_REASON || token === undefined) throw CANCELLED;
+        await job.moveToWait(token);
+        throw new WaitingError();
+      }
+      if (err instanceof NothingToCompactError || err instanceof CompactionDisabledError) {
+        throw new JobRejected("failed", { code: err.code, message: err.message });
+      }
+      throw err;
+    } finally {
+      stopTimer();
+    }
+
+    if (result.degraded && summarizer.transientFailures > 0 && !finalAttempt) {
+      throw new SummarizerUnavailableError(result.degradedReason ?? "unknown failure");
+    }
+    if (await results.isCancelled(idOf(job))) throw CANCELLED;
+    return { status: "completed", finishedAt: Date.now(), result: { ...result, replaces: replacesOf(payload.messages) } };
+  };
+
+  return async (job, token, signal) => {
+    const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    if (job.attemptsStarted <= 1) {
+      metrics.queueWait.observe({ reason: job.data.reason }, Math.max(0, Date.now() - job.timestamp) / 1000);
+    }
+    let outcome: FinalOutcome;
+    try {
+      outcome = await run(job, token, signal ?? new AbortController().signal, finalAttempt);
+    } catch (err) {
+      if (err instanceof JobRejected) {
+        outcome = { status: err.status, finishedAt: Date.now(), error: err.error };
+      } else if (finalAttempt && !(err instanceof WaitingError)) {
+        // An unexpected error on the last attempt fails the job: settle it so
+        // the callback and the batch still hear about it.
+        outcome = { status: "failed", finishedAt: Date.now(), error: { code: "internal_error", message: describe(err) } };
+      } else {
+        throw err;
+      }
+    }
+    const recorded = await settle(job, outcome);
+    if (recorded.status === "completed") return { degraded: recorded.result.degraded };
+    throw new UnrecoverableError(recorded.status === "cancelled" ? CANCEL_REASON : `${recorded.error.code}: ${recorded.error.message}`);
+  };
+}
+
+async function decode(payload: string): Promise<ConversationPayload> {
+  try {
+    return (await decodePayload(payload)) as ConversationPayload;
+  } catch {
+    throw new JobRejected("failed", { code: "invalid_payload", message: "the stored conversation could not be decoded" });
+  }
+}
+
+function parse(payload: ConversationPayload): Conversation {
+  try {
+    return parseConversation({ messages: payload.messages, system: payload.system }, payload.format);
+  } catch (err) {
+    if (!(err instanceof InvalidConversationError)) throw err;
+    throw new JobRejected("failed", { code: err.code, message: err.message, field: err.field });
+  }
+}
+
+function count(metrics: Metrics, data: CompactionJobData, outcome: FinalOutcome): void {
+  if (outcome.status !== "completed") {
+    metrics.jobsTotal.inc({ reason: data.reason, outcome: outcome.status });
+    return;
+  }
+  const { result } = outcome;
+  metrics.jobsTotal.inc({ reason: data.reason, outcome: result.degraded ? "degraded" : "completed" });
+  if (result.degraded) metrics.degradedTotal.inc({ reason: data.reason });
+  metrics.tokensBefore.observe(result.tokensBefore);
+  metrics.tokensAfter.observe(result.tokensAfter);
+  if (result.omitted > 0) metrics.omittedMessagesTotal.inc(result.omitted);
+  if (result.splitTurn) metrics.splitTurnsTotal.inc();
+}
+
+function idOf(job: Job<CompactionJobData>): string {
+  return job.id ?? "";
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

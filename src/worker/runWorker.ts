@@ -1,0 +1,175 @@
+/**
+ * The worker process: compaction jobs, callback deliveries, the cancel
+ * listener, metrics and probes.
+ *
+ * Crash safety comes from BullMQ's locks, tuned by config: a worker holds each
+ * job's lock for `lockDurationMs` and renews it at half that; every worker
+ * checks every `stalledIntervalMs` for jobs whose lock lapsed and puts them
+ * back in the queue. So a SIGKILLed worker's jobs run again elsewhere within
+ * about lockDuration + stalledInterval (15 s by default), and a job is only
+ * failed for stalling after `maxStalledCount` takeovers (a job that kills
+ * every worker that touches it).
+ */
+import { Worker } from "bullmq";
+import type { Config } from "../config.js";
+import { createMetrics, type Metrics } from "../metrics/metrics.js";
+import { startMetricsServer, type MetricsServer } from "../metrics/metricsServer.js";
+import { startQueueJobsCollector } from "../metrics/queueJobsCollector.js";
+import { BatchStore } from "../queue/batchStore.js";
+import { listenForCancels } from "../queue/cancelChannel.js";
+import type { CompactionJobData } from "../queue/compactionJob.js";
+import { createCompactionQueue } from "../queue/compactionQueue.js";
+import { createJobSettlement } from "../queue/jobSettlement.js";
+import { COMPACTION_QUEUE, serviceKeys } from "../queue/queueNames.js";
+import { closeRedisConnection, createRedisConnection } from "../queue/redisConnection.js";
+import { ResultStore } from "../queue/resultStore.js";
+import type { RunningProcess } from "../queue/runningProcess.js";
+import { createCallbackQueue, enqueueCallback } from "../webhooks/callbackQueue.js";
+import { createCallbackWorker } from "../webhooks/callbackWorker.js";
+import type { ResolveHost } from "../webhooks/resolveHost.js";
+import { CANCEL_REASON, createCompactionProcessor, SHUTDOWN_REASON, type CompactionReturn } from "./compactionProcessor.js";
+import { createSummarizerSource } from "./summarizerSource.js";
+
+export interface WorkerOptions {
+  /** Shared with the API in `compactd dev`; a fresh registry otherwise. */
+  readonly metrics?: Metrics;
+  /** Serve /metrics, /healthz and /readyz on `config.metricsPort` (default true). */
+  readonly serveMetrics?: boolean;
+  /** Tests make callback hosts resolve where they like. */
+  readonly resolveHost?: ResolveHost;
+  /** Where worker-level errors (Redis trouble) go; default stderr. */
+  readonly onError?: (error: Error) => void;
+}
+
+export interface RunningWorker extends RunningProcess {
+  /** The metrics server's port (useful with METRICS_PORT=0), or undefined when not serving. */
+  readonly metricsPort: number | undefined;
+  /** Whether the worker is taking jobs: what /healthz reports. */
+  consuming(): boolean;
+}
+
+/**
+ * Share of the shutdown deadline spent letting active jobs finish; the rest is
+ * for handing the unfinished ones back to the queue and closing connections.
+ */
+const FINISH_SHARE = 0.8;
+
+export async function runWorker(config: Config, options: WorkerOptions = {}): Promise<RunningWorker> {
+  const metrics = options.metrics ?? createMetrics();
+  const onError = options.onError ?? ((error: Error) => console.error(`compactd worker: ${error.message}`));
+  const keys = serviceKeys(config.queuePrefix);
+
+  const redis = createRedisConnection(config.redisUrl, "worker");
+  const workerConnection = createRedisConnection(config.redisUrl, "worker");
+  const callbackConnection = createRedisConnection(config.redisUrl, "worker");
+  const subscriber = createRedisConnection(config.redisUrl, "subscriber");
+  for (const connection of [redis, workerConnection, callbackConnection, subscriber]) connection.on("error", onError);
+
+  const compactionQueue = createCompactionQueue(redis, {
+    prefix: config.queuePrefix,
+    attempts: config.jobAttempts,
+    backoffMs: config.jobBackoffMs,
+    retentionSeconds: config.resultTtlSeconds,
+  });
+  const callbackQueue = createCallbackQueue(redis, config);
+  const results = new ResultStore(redis, keys, config.resultTtlSeconds);
+  const batches = new BatchStore(redis, keys, config.resultTtlSeconds);
+  const settlement = createJobSettlement(results, batches, async (url, event) => {
+    await enqueueCallback(callbackQueue, { url, event });
+  });
+
+  const worker = new Worker<CompactionJobData, CompactionReturn>(
+    COMPACTION_QUEUE,
+    createCompactionProcessor({ results, settlement, metrics, summarizerFor: createSummarizerSource(config) }),
+    {
+      connection: workerConnection,
+      prefix: config.queuePrefix,
+      concurrency: config.workerConcurrency,
+      lockDuration: config.lockDurationMs,
+      stalledInterval: config.stalledIntervalMs,
+      maxStalledCount: config.maxStalledCount,
+    },
+  );
+  worker.on("error", onError);
+  worker.on("stalled", () => metrics.stalledJobsTotal.inc());
+  // A job that stalled too often is failed by BullMQ before any processor
+  // sees it again: settle it here, or its callback and batch never hear.
+  worker.on("failed", (job) => {
+    if (job?.id === undefined || !job.deferredFailure) return;
+    const outcome = { status: "failed", finishedAt: Date.now(), error: { code: "stalled", message: job.deferredFailure } } as const;
+    settlement
+      .settle({ id: job.id, data: job.data }, outcome)
+      .then((recorded) => {
+        if (recorded === outcome) metrics.jobsTotal.inc({ reason: job.data.reason, outcome: "failed" });
+      })
+      .catch(onError);
+  });
+  await listenForCancels(subscriber, keys, (jobId) => worker.cancelJob(jobId, CANCEL_REASON));
+
+  const callbackWorker = createCallbackWorker({
+    config,
+    connection: callbackConnection,
+    metrics,
+    onError,
+    ...(options.resolveHost !== undefined && { resolveHost: options.resolveHost }),
+  });
+  const collector = startQueueJobsCollector({
+    metrics,
+    redis,
+    prefix: config.queuePrefix,
+    queues: [compactionQueue, callbackQueue],
+  });
+
+  let closing: Promise<void> | undefined;
+  const consuming = (): boolean => closing === undefined && worker.isRunning() && !worker.isPaused();
+  let server: MetricsServer | undefined;
+  if (options.serveMetrics !== false) {
+    server = await startMetricsServer({
+      registry: metrics.registry,
+      port: config.metricsPort,
+      probes: {
+        "/healthz": () => ({ ok: consuming(), detail: { consuming: consuming() } }),
+        "/readyz": async () => ({ ok: (await redis.ping()) === "PONG" }),
+      },
+    });
+  }
+
+  const shutdown = async (): Promise<void> => {
+    const finishBy = Date.now() + config.shutdownTimeoutMs * FINISH_SHARE;
+    const handBackBy = Date.now() + config.shutdownTimeoutMs;
+    const workerClosed = worker.close();
+    const callbacksClosed = callbackWorker.close();
+    // Active compactions get most of the deadline to finish; then the rest are
+    // aborted, which hands each back to the queue for another worker.
+    if (!(await settledBy(workerClosed, finishBy))) {
+      worker.cancelAllJobs(SHUTDOWN_REASON);
+      if (!(await settledBy(workerClosed, handBackBy))) await worker.close(true);
+    }
+    // A delivery in flight is cut off; its job's lock lapses and it is retried.
+    if (!(await settledBy(callbacksClosed, handBackBy))) await callbackWorker.worker.close(true);
+    await Promise.allSettled([collector.close(), server?.close(), compactionQueue.close(), callbackQueue.close()]);
+    await Promise.all([redis, workerConnection, callbackConnection, subscriber].map(closeRedisConnection));
+  };
+
+  return {
+    metricsPort: server?.port,
+    consuming,
+    close() {
+      closing ??= shutdown();
+      return closing;
+    },
+  };
+}
+
+/** Whether `promise` settles before the wall-clock time `deadline`. */
+async function settledBy(promise: Promise<unknown>, deadline: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    return await Promise.race([promise.then(() => true, () => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

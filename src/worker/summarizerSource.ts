@@ -1,0 +1,37 @@
+/**
+ * Which summarizer a job gets.
+ *
+ * With `ANTHROPIC_API_KEY` set, the Anthropic summarizer for the job's
+ * requested model (or the configured one); every job shares one SDK client and
+ * so one connection pool. Without a key, the offline archive summarizer: the
+ * service still shrinks contexts (degraded results, flagged as such) instead
+ * of refusing work.
+ */
+import Anthropic from "@anthropic-ai/sdk";
+import type { Config } from "../config.js";
+import type { Summarizer } from "../core/summarizer.js";
+import { createAnthropicSummarizer, DEFAULT_MODEL } from "../summarizers/anthropic.js";
+import { createArchiveSummarizer } from "../summarizers/archive.js";
+
+/**
+ * SDK retries inside one summarizer attempt (429, 5xx, 529, honouring
+ * retry-after). Longer outages are the job's retries' business, with their
+ * exponential backoff, so a worker slot is not held through them.
+ */
+const SDK_RETRIES = 2;
+
+export type SummarizerSource = (model: string | undefined) => Summarizer;
+
+export function createSummarizerSource(config: Pick<Config, "anthropicApiKey" | "anthropicBaseUrl" | "model">): SummarizerSource {
+  if (config.anthropicApiKey === undefined) {
+    const archive = createArchiveSummarizer();
+    return () => archive;
+  }
+  const client = new Anthropic({
+    apiKey: config.anthropicApiKey,
+    ...(config.anthropicBaseUrl !== undefined && { baseURL: config.anthropicBaseUrl }),
+    maxRetries: SDK_RETRIES,
+  });
+  const defaultModel = config.model ?? DEFAULT_MODEL;
+  return (model) => createAnthropicSummarizer({ client, model: model ?? defaultModel, maxRetries: SDK_RETRIES });
+}

@@ -1,0 +1,193 @@
+import { randomUUID } from "node:crypto";
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { replacesOf } from "../../src/core/replaces.js";
+import { COMPACTION_JOB_NAME, newJobId } from "../../src/queue/compactionJob.js";
+import { createCompactionQueue } from "../../src/queue/compactionQueue.js";
+import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
+import type { Behaviour, RecordedRequest } from "../helpers/fakeAnthropic.js";
+import { markedConversation, markedRequest } from "../helpers/markedConversation.js";
+import { bearer, TEST_WEBHOOK_SECRET } from "../helpers/serviceConfig.js";
+import { startServiceHarness, type ServiceHarness } from "../helpers/serviceHarness.js";
+import { waitUntil } from "../helpers/waitUntil.js";
+
+/** Per-marker faults: the first `times` summarization requests of a marker get `behaviour`. */
+const faults = new Map<string, { behaviour: Behaviour; times: number }>();
+function script(request: RecordedRequest): Behaviour {
+  for (const [marker, fault] of faults) {
+    if (request.userText.includes(marker) && fault.times > 0) {
+      fault.times--;
+      return fault.behaviour;
+    }
+  }
+  return { kind: "reply" };
+}
+
+function marker(): string {
+  return `job-${randomUUID()}`;
+}
+
+let h: ServiceHarness;
+beforeAll(async () => {
+  h = await startServiceHarness("worker", { script });
+});
+afterAll(async () => {
+  await h.close();
+});
+
+describe("a compaction job", () => {
+  it("completes with a summary whose messages replace the request's and carry the swap contract", async () => {
+    const request = markedRequest(marker(), { conversationId: "conv-e2e" });
+    const submitted = await h.submit(request);
+    expect(submitted.status).toBe(202);
+    const view = await h.view(String(submitted.body.id), 20);
+    expect(view).toMatchObject({ status: "completed", attempts: 1, conversationId: "conv-e2e" });
+    const result = view.result as { messages: unknown[]; replaces: unknown; degraded: boolean; tokensAfter: number; tokensBefore: number };
+    expect(result.replaces).toEqual(replacesOf(request.messages as unknown[]));
+    expect(result.degraded).toBe(false);
+    expect(result.messages.length).toBeLessThan((request.messages as unknown[]).length);
+    expect(result.tokensAfter).toBeLessThan(result.tokensBefore);
+    expect(view.finishedAt).not.toBeNull();
+    // The conversation is free again.
+    expect((await h.submit(markedRequest(marker(), { conversationId: "conv-e2e" }))).status).toBe(202);
+    const metrics = await h.workerMetrics.registry.getSingleMetricAsString("compactd_jobs_total");
+    expect(metrics).toMatch(/outcome="completed"\} [1-9]/);
+  });
+
+  it("posts a signed compaction.completed callback holding the same result as the job view", async () => {
+    const submitted = await h.submit(markedRequest(marker(), { callbackUrl: h.receiver.url("/done"), metadata: { ticket: 42 } }));
+    const id = String(submitted.body.id);
+    const view = await h.view(id, 20);
+    await waitUntil(() => h.receiver.received.some((callback) => callback.body.includes(id)), "the callback arrives");
+    const callback = h.receiver.received.find((received) => received.body.includes(id))!;
+    const event = new Webhook(TEST_WEBHOOK_SECRET).verify(callback.body, callback.headers as Record<string, string>) as Record<string, unknown>;
+    expect(event).toMatchObject({ type: "compaction.completed", id, metadata: { ticket: 42 } });
+    expect(event.result).toEqual(view.result);
+  });
+
+  it("is retried after a backoff when the summarizer is overloaded, and completes with a real summary", async () => {
+    const m = marker();
+    // Enough 529s to exhaust the first job attempt: the SDK's three tries for
+    // each of the compactor's two attempts, for the history summary and (when
+    // the cut splits a turn) the turn-prefix summary.
+    faults.set(m, { behaviour: { kind: "error", status: 529 }, times: 12 });
+    const submitted = await h.submit(markedRequest(m));
+    const view = await h.view(String(submitted.body.id), 30);
+    expect(view.status).toBe("completed");
+    expect((view.result as { degraded: boolean }).degraded).toBe(false);
+    expect(view.attempts).toBeGreaterThanOrEqual(2);
+  });
+
+  it("completes degraded on its last attempt when the summarizer keeps failing", async () => {
+    const m = marker();
+    faults.set(m, { behaviour: { kind: "error", status: 500 }, times: Number.POSITIVE_INFINITY });
+    const submitted = await h.submit(markedRequest(m));
+    const view = await h.view(String(submitted.body.id), 30);
+    expect(view.status).toBe("completed");
+    expect(view.attempts).toBe(h.config.jobAttempts);
+    const result = view.result as { degraded: boolean; degradedReason: string; messages: unknown[] };
+    expect(result.degraded).toBe(true);
+    expect(result.degradedReason).toContain("500");
+    expect(result.messages.length).toBeGreaterThan(0);
+  });
+
+  it("is aborted while summarizing when it is cancelled, and ends cancelled with its callback", async () => {
+    const m = marker();
+    faults.set(m, { behaviour: { kind: "silent" }, times: Number.POSITIVE_INFINITY });
+    const submitted = await h.submit(markedRequest(m, { conversationId: "conv-cancel", callbackUrl: h.receiver.url("/cancelled") }));
+    const id = String(submitted.body.id);
+    await waitUntil(() => h.fake.requests.some((request) => request.userText.includes(m)), "the summarizer is called");
+    const cancel = await h.app.inject({ method: "DELETE", url: `/v1/compactions/${id}`, headers: bearer("acme") });
+    expect([200, 202]).toContain(cancel.statusCode);
+    const view = await h.view(id, 10);
+    expect(view).toMatchObject({ status: "cancelled", error: { code: "cancelled" } });
+    await waitUntil(
+      () => h.fake.requests.filter((request) => request.userText.includes(m)).every((request) => request.disconnected),
+      "the summarizer calls are aborted",
+    );
+    await waitUntil(() => h.receiver.received.some((callback) => callback.body.includes(id)), "the failure callback arrives");
+    const event = JSON.parse(h.receiver.received.find((callback) => callback.body.includes(id))!.body);
+    expect(event).toMatchObject({ type: "compaction.failed", id, error: { code: "cancelled", status: "cancelled" } });
+    expect((await h.submit(markedRequest(marker(), { conversationId: "conv-cancel" }))).status).toBe(202);
+  });
+
+  it("fails at once, without retries, when its stored conversation cannot be decoded", async () => {
+    const redis = createRedisConnection(h.config.redisUrl, "api");
+    const queue = createCompactionQueue(redis, {
+      prefix: h.config.queuePrefix,
+      attempts: 3,
+      backoffMs: 10,
+      retentionSeconds: 60,
+    });
+    try {
+      const id = newJobId();
+      await queue.add(
+        COMPACTION_JOB_NAME,
+        { tenant: "acme", payload: "not-brotli", contextWindow: 20_000, settings: {}, reason: "manual", submissionId: "s", requestDigest: "" },
+        { jobId: id },
+      );
+      const view = await h.view(id, 10);
+      expect(view).toMatchObject({ status: "failed", attempts: 1, error: { code: "invalid_payload" } });
+    } finally {
+      await queue.close();
+      await closeRedisConnection(redis);
+    }
+  });
+});
+
+describe("a batch", () => {
+  it("sends one batch.completed callback once every item has finished", async () => {
+    const response = await h.app.inject({
+      method: "POST",
+      url: "/v1/compactions/batch",
+      headers: bearer("acme"),
+      payload: {
+        items: [markedRequest(marker()), markedRequest(marker()), { messages: markedConversation(marker(), 1), contextWindow: 200_000 }],
+        callbackUrl: h.receiver.url("/batch"),
+        metadata: { nightly: true },
+      },
+    });
+    expect(response.statusCode).toBe(202);
+    const batchId = response.json().id as string;
+    await waitUntil(() => h.receiver.received.some((callback) => callback.body.includes(batchId)), "the batch callback arrives", 30_000);
+    const event = JSON.parse(h.receiver.received.find((callback) => callback.body.includes(batchId))!.body);
+    expect(event).toMatchObject({
+      type: "batch.completed",
+      id: batchId,
+      result: { counts: { completed: 2, nothing_to_compact: 1 } },
+      metadata: { nightly: true },
+    });
+    const view = await h.app.inject({ method: "GET", url: `/v1/batches/${batchId}`, headers: bearer("acme") });
+    expect(view.json()).toMatchObject({ status: "completed", counts: { completed: 2, nothing_to_compact: 1 } });
+  });
+});
+
+describe("the worker process", () => {
+  it("reports on /healthz that it is consuming", async () => {
+    const worker = h.workers[0]!;
+    const response = await fetch(`http://127.0.0.1:${worker.metricsPort}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ status: "ok", consuming: true });
+    const metrics = await (await fetch(`http://127.0.0.1:${worker.metricsPort}/metrics`)).text();
+    expect(metrics).toContain("compactd_summarizer_requests_total");
+  });
+
+  it("hands an unfinished job back on shutdown, and another worker completes it", async () => {
+    const m = marker();
+    faults.set(m, { behaviour: { kind: "silent" }, times: Number.POSITIVE_INFINITY });
+    const leaving = await h.startWorker({ shutdownTimeoutMs: 500 });
+    // Only the new worker may take the job: the others stop consuming.
+    await Promise.all(h.workers.filter((w) => w !== leaving).map((w) => w.close()));
+    const submitted = await h.submit(markedRequest(m));
+    const id = String(submitted.body.id);
+    await waitUntil(() => h.fake.requests.some((request) => request.userText.includes(m)), "the job is being summarized");
+    await leaving.close();
+    expect(leaving.consuming()).toBe(false);
+    expect((await h.view(id)).status).toBe("queued");
+    faults.delete(m);
+    await h.startWorker();
+    const view = await h.view(id, 20);
+    expect(view.status).toBe("completed");
+    expect((view.result as { degraded: boolean }).degraded).toBe(false);
+  });
+});

@@ -32,12 +32,20 @@ export interface ApiServices {
   close(): Promise<void>;
 }
 
-export function createApiServices(config: Config, metrics: Metrics, resolveHost: ResolveHost | undefined): ApiServices {
-  const redis = createRedisConnection(config.redisUrl, "api");
+/**
+ * `onError` hears connection trouble (a killed connection, Redis restarting);
+ * ioredis reconnects by itself, so it is for logs only.
+ */
+export function createApiServices(
+  config: Config,
+  metrics: Metrics,
+  resolveHost: ResolveHost | undefined,
+  onError: (error: Error) => void,
+): ApiServices {
+  const redis = createRedisConnection(config.redisUrl, "api", config.queuePrefix);
   // The events stream blocks on XREAD, so it cannot share the command connection.
-  const events = createRedisConnection(config.redisUrl, "worker");
-  // ioredis reconnects by itself; an unhandled "error" event would crash the process instead.
-  for (const connection of [redis, events]) connection.on("error", () => {});
+  const events = createRedisConnection(config.redisUrl, "worker", config.queuePrefix);
+  for (const connection of [redis, events]) connection.on("error", onError);
   const keys = serviceKeys(config.queuePrefix);
   const queue = createCompactionQueue(redis, {
     prefix: config.queuePrefix,
@@ -46,9 +54,11 @@ export function createApiServices(config: Config, metrics: Metrics, resolveHost:
     retentionSeconds: config.resultTtlSeconds,
   });
   const callbackQueue = createCallbackQueue(redis, config);
+  queue.on("error", onError);
+  callbackQueue.on("error", onError);
   const results = new ResultStore(redis, keys, config.resultTtlSeconds);
   const batches = new BatchStore(redis, keys, config.resultTtlSeconds);
-  const waiter = createJobWaiter(events, config.queuePrefix);
+  const waiter = createJobWaiter(events, config.queuePrefix, onError);
   return {
     config,
     metrics,

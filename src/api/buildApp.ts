@@ -40,7 +40,6 @@ const FASTIFY_INPUT_ERRORS: Readonly<Record<string, { status: number; code: stri
 
 export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<FastifyInstance> {
   const metrics = deps.metrics ?? createMetrics();
-  const services = createApiServices(config, metrics, deps.resolveHost);
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: config.bodyLimitBytes,
@@ -53,6 +52,7 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
       void (reply as FastifyReply).code(apiError.statusCode).send(apiError.body());
     },
   });
+  const services = createApiServices(config, metrics, deps.resolveHost, (error) => app.log.warn(`redis: ${error.message}`));
   // Only JSON bodies: a text/plain body would otherwise reach the routes as a string.
   app.removeContentTypeParser(["text/plain"]);
 

@@ -24,7 +24,7 @@ export interface JobWaiter {
 }
 
 /** `connection` is dedicated to the events stream (it blocks on XREAD). */
-export function createJobWaiter(connection: Redis, prefix: string): JobWaiter {
+export function createJobWaiter(connection: Redis, prefix: string, onError: (error: Error) => void): JobWaiter {
   const events = new QueueEvents(COMPACTION_QUEUE, { connection, prefix });
   const waiting = new Map<string, Set<() => void>>();
   const wake = ({ jobId }: { jobId: string }): void => {
@@ -34,7 +34,7 @@ export function createJobWaiter(connection: Redis, prefix: string): JobWaiter {
   events.on("failed", wake);
   events.on("removed", wake);
   // A lost connection is retried by ioredis; the periodic recheck covers the gap.
-  events.on("error", () => {});
+  events.on("error", onError);
 
   return {
     nextChange(jobId, ms, signal) {

@@ -18,9 +18,14 @@ const API_RETRIES_PER_REQUEST = 3;
 /** Ceiling of the reconnection backoff: a killed connection is back within this. */
 const MAX_RECONNECT_DELAY_MS = 2_000;
 
-export function createRedisConnection(url: string, role: RedisRole): Redis {
+/**
+ * `deployment` (the queue prefix) goes into the connection name, so an
+ * operator reading `CLIENT LIST` on a shared Redis sees whose connection is
+ * whose, and can kill one deployment's without touching the others'.
+ */
+export function createRedisConnection(url: string, role: RedisRole, deployment?: string): Redis {
   const options: RedisOptions = {
-    connectionName: `compactd-${role}`,
+    connectionName: deployment === undefined ? `compactd-${role}` : `compactd-${role}@${deployment}`,
     // BullMQ workers block on Redis and must never see a command fail because
     // a reconnection took long; it refuses connections without this.
     maxRetriesPerRequest: role === "api" ? API_RETRIES_PER_REQUEST : null,

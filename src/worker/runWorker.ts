@@ -59,10 +59,10 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
   const onError = options.onError ?? ((error: Error) => console.error(`compactd worker: ${error.message}`));
   const keys = serviceKeys(config.queuePrefix);
 
-  const redis = createRedisConnection(config.redisUrl, "worker");
-  const workerConnection = createRedisConnection(config.redisUrl, "worker");
-  const callbackConnection = createRedisConnection(config.redisUrl, "worker");
-  const subscriber = createRedisConnection(config.redisUrl, "subscriber");
+  const redis = createRedisConnection(config.redisUrl, "worker", config.queuePrefix);
+  const workerConnection = createRedisConnection(config.redisUrl, "worker", config.queuePrefix);
+  const callbackConnection = createRedisConnection(config.redisUrl, "worker", config.queuePrefix);
+  const subscriber = createRedisConnection(config.redisUrl, "subscriber", config.queuePrefix);
   for (const connection of [redis, workerConnection, callbackConnection, subscriber]) connection.on("error", onError);
 
   const compactionQueue = createCompactionQueue(redis, {
@@ -72,6 +72,8 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     retentionSeconds: config.resultTtlSeconds,
   });
   const callbackQueue = createCallbackQueue(redis, config);
+  compactionQueue.on("error", onError);
+  callbackQueue.on("error", onError);
   const results = new ResultStore(redis, keys, config.resultTtlSeconds);
   const batches = new BatchStore(redis, keys, config.resultTtlSeconds);
   const settlement = createJobSettlement(results, batches, async (url, event) => {

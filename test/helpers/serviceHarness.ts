@@ -21,6 +21,8 @@ export interface ServiceHarness {
   readonly receiver: WebhookReceiver;
   readonly workerMetrics: Metrics;
   readonly workers: RunningWorker[];
+  /** Worker-level errors (connection trouble), kept out of the test output. */
+  readonly workerErrors: Error[];
   /** Starts another worker on the same queues. */
   startWorker(overrides?: Partial<Config>): Promise<RunningWorker>;
   /** POST /v1/compactions as tenant acme; returns the response body and status. */
@@ -49,8 +51,12 @@ export async function startServiceHarness(name: string, options: HarnessOptions 
   const app = await buildApp(config);
   const workerMetrics = createMetrics();
   const workers: RunningWorker[] = [];
+  const workerErrors: Error[] = [];
   const startWorker = async (overrides: Partial<Config> = {}): Promise<RunningWorker> => {
-    const worker = await runWorker({ ...config, ...overrides }, { metrics: workers.length === 0 ? workerMetrics : createMetrics() });
+    const worker = await runWorker(
+      { ...config, ...overrides },
+      { metrics: workers.length === 0 ? workerMetrics : createMetrics(), onError: (error) => workerErrors.push(error) },
+    );
     workers.push(worker);
     return worker;
   };
@@ -63,6 +69,7 @@ export async function startServiceHarness(name: string, options: HarnessOptions 
     receiver,
     workerMetrics,
     workers,
+    workerErrors,
     startWorker,
     async submit(body) {
       const response = await app.inject({ method: "POST", url: "/v1/compactions", headers: bearer("acme"), payload: body });

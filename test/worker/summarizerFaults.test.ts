@@ -1,0 +1,68 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkToolPairing } from "../../src/core/toolPairing.js";
+import { parseConversation } from "../../src/core/formats/parseConversation.js";
+import type { Behaviour, RecordedRequest } from "../helpers/fakeAnthropic.js";
+import { markedRequest } from "../helpers/markedConversation.js";
+import { startServiceHarness, type ServiceHarness } from "../helpers/serviceHarness.js";
+
+/** Every way a summarization call can go wrong, each for good: no attempt ever succeeds. */
+const FAULTS: Readonly<Record<string, Behaviour>> = {
+  "rate-limited": { kind: "error", status: 429 },
+  overloaded: { kind: "error", status: 529 },
+  "server-error": { kind: "error", status: 500 },
+  "stalled-mid-stream": { kind: "stall", afterEvents: 3 },
+  "silent-before-headers": { kind: "silent" },
+  "cut-off-stream": { kind: "cutOff", afterEvents: 4 },
+  "error-event-in-stream": { kind: "errorEvent", afterEvents: 4 },
+  "context-overflow": { kind: "overflow" },
+  "stopped-at-token-cap": { kind: "reply", stopReason: "max_tokens" },
+};
+
+function script(request: RecordedRequest): Behaviour {
+  for (const [name, behaviour] of Object.entries(FAULTS)) if (request.userText.includes(`fault:${name} `)) return behaviour;
+  return { kind: "reply" };
+}
+
+/** Each job's budget: two attempts of two summarizer calls, a stall costing at most 1 s each. */
+const STALL_TIMEOUT_MS = 1_000;
+const JOB_BUDGET_SECONDS = 30;
+
+let h: ServiceHarness;
+beforeAll(async () => {
+  h = await startServiceHarness("faults", { script, env: { COMPACTD_JOB_ATTEMPTS: "2", WORKER_CONCURRENCY: "16" } });
+});
+afterAll(async () => {
+  await h.close();
+});
+
+describe("summarizer faults", () => {
+  it("end every job completed, degraded but with a valid shrunk conversation, within its budget", async () => {
+    const submitted = await Promise.all(
+      Object.keys(FAULTS).map(async (name) => {
+        const request = markedRequest(`fault:${name}`, { settings: { reserveTokens: 4_000, stallTimeoutMs: STALL_TIMEOUT_MS } });
+        const { body } = await h.submit(request);
+        return { name, id: String(body.id), messages: request.messages as unknown[] };
+      }),
+    );
+    const views = await Promise.all(submitted.map(async (job) => ({ ...job, view: await h.view(job.id, JOB_BUDGET_SECONDS) })));
+    for (const { name, view, messages } of views) {
+      expect(view.status, name).toBe("completed");
+      const result = view.result as { degraded: boolean; degradedReason: string; messages: unknown[] };
+      expect(result.degraded, name).toBe(true);
+      expect(result.degradedReason, name).not.toBe("");
+      expect(result.messages.length, name).toBeLessThan(messages.length);
+      expect(checkToolPairing(parseConversation(result.messages).messages).orphanResults, name).toEqual([]);
+    }
+    const counted = await h.workerMetrics.registry.getSingleMetricAsString("compactd_summarizer_requests_total");
+    for (const outcome of ["error", "stalled", "overflow", "truncated"]) {
+      expect(counted, outcome).toMatch(new RegExp(`outcome="${outcome}"\\} [1-9]`));
+    }
+  }, 60_000);
+
+  it("gives up the retries that cannot help: an overflowing summarization is not retried", async () => {
+    const request = markedRequest("fault:context-overflow", { settings: { reserveTokens: 4_000 } });
+    const { body } = await h.submit(request);
+    const view = await h.view(String(body.id), JOB_BUDGET_SECONDS);
+    expect(view).toMatchObject({ status: "completed", attempts: 1 });
+  });
+});

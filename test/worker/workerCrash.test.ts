@@ -1,0 +1,153 @@
+/**
+ * A worker process SIGKILLed in the middle of its jobs. Runs the built
+ * `compactd worker` (`npm test` builds dist/ first; run `npm run build` before
+ * running this file alone).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { Redis } from "ioredis";
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { FastifyInstance } from "fastify";
+import { buildApp } from "../../src/api/buildApp.js";
+import type { Config } from "../../src/config.js";
+import { COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
+import { startWebhookReceiver, type WebhookReceiver } from "../webhooks/webhookReceiver.js";
+import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
+import { markedRequest } from "../helpers/markedConversation.js";
+import { deleteKeysUnder, TEST_REDIS_URL } from "../helpers/redisTestPrefix.js";
+import { cliPath, repoRoot } from "../helpers/runCli.js";
+import { bearer, serviceConfig, TEST_WEBHOOK_SECRET } from "../helpers/serviceConfig.js";
+import { waitUntil } from "../helpers/waitUntil.js";
+
+const JOBS = 16;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+interface WorkerProcess {
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+}
+
+/** Starts `compactd worker` and resolves once it says it is consuming. */
+async function startWorkerProcess(config: Config, fake: FakeAnthropic): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, [cliPath, "worker"], {
+    cwd: repoRoot,
+    env: {
+      PATH: process.env.PATH,
+      REDIS_URL: config.redisUrl,
+      COMPACTD_QUEUE_PREFIX: config.queuePrefix,
+      ANTHROPIC_API_KEY: "sk-test",
+      ANTHROPIC_BASE_URL: fake.url,
+      COMPACTD_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
+      COMPACTD_CALLBACK_ALLOW: "127.0.0.1",
+      COMPACTD_CALLBACK_BACKOFF_MS: "100",
+      COMPACTD_CALLBACK_MAX_BACKOFF_MS: "500",
+      WORKER_CONCURRENCY: String(JOBS),
+      COMPACTD_LOCK_DURATION_MS: String(config.lockDurationMs),
+      COMPACTD_STALLED_INTERVAL_MS: String(config.stalledIntervalMs),
+      COMPACTD_SHUTDOWN_TIMEOUT_MS: "3000",
+      METRICS_PORT: String(await freePort()),
+    },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  let stderr = "";
+  await new Promise<void>((resolve, reject) => {
+    child.stderr!.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.includes("worker consuming")) resolve();
+    });
+    void exited.then((code) => reject(new Error(`compactd worker exited with ${code} before consuming:\n${stderr}`)));
+  });
+  return { child, exited };
+}
+
+let config: Config;
+let fake: FakeAnthropic;
+let receiver: WebhookReceiver;
+let app: FastifyInstance;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  // Summaries take about a second, so the kill lands while jobs are in flight.
+  fake = await startFakeAnthropic({ script: () => ({ kind: "reply", delayMs: 120 }) });
+  receiver = await startWebhookReceiver();
+  config = serviceConfig("crash", { COMPACTD_CALLBACK_ALLOW: "127.0.0.1" });
+  app = await buildApp(config);
+});
+
+afterAll(async () => {
+  for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
+  await app.close();
+  await fake.close();
+  await receiver.stop();
+  await deleteKeysUnder(config.queuePrefix);
+});
+
+describe("a worker process killed mid-jobs", () => {
+  it("loses no job: each completes once on another worker and its callback arrives with one stable webhook-id", async () => {
+    const doomed = await startWorkerProcess(config, fake);
+    children.push(doomed.child);
+    const ids: string[] = [];
+    for (let i = 0; i < JOBS; i++) {
+      const response = await app.inject({
+        method: "POST",
+        url: "/v1/compactions",
+        headers: bearer("acme"),
+        payload: markedRequest(`crash-${i}`, { conversationId: `conv-${i}`, callbackUrl: receiver.url(`/crash/${i}`) }),
+      });
+      expect(response.statusCode).toBe(202);
+      ids.push(response.json().id);
+    }
+    await waitUntil(() => fake.requests.length >= JOBS / 2, "the doomed worker is summarizing", 20_000);
+    doomed.child.kill("SIGKILL");
+    await doomed.exited;
+
+    const survivor = await startWorkerProcess(config, fake);
+    children.push(survivor.child);
+    const attempts: number[] = [];
+    for (const id of ids) {
+      const view = (await app.inject({ method: "GET", url: `/v1/compactions/${id}?wait=30`, headers: bearer("acme") })).json();
+      expect(view.status, id).toBe("completed");
+      attempts.push(view.attempts);
+    }
+    // The kill did land mid-job: some jobs were started twice, once by each worker.
+    expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
+
+    // Completed exactly once each, according to BullMQ's own event stream.
+    const redis = new Redis(TEST_REDIS_URL);
+    try {
+      const events = await redis.xrange(`${config.queuePrefix}:${COMPACTION_QUEUE}:events`, "-", "+");
+      const completions = new Map<string, number>();
+      for (const [, fields] of events) {
+        const event = Object.fromEntries(fields.flatMap((_, i) => (i % 2 === 0 ? [[fields[i], fields[i + 1]]] : [])));
+        if (event.event === "completed") completions.set(event.jobId!, (completions.get(event.jobId!) ?? 0) + 1);
+      }
+      for (const id of ids) expect(completions.get(id), id).toBe(1);
+    } finally {
+      redis.disconnect();
+    }
+
+    await waitUntil(() => ids.every((id) => receiver.received.some((callback) => callback.body.includes(id))), "every callback arrives", 30_000);
+    const verifier = new Webhook(TEST_WEBHOOK_SECRET);
+    for (const id of ids) {
+      const deliveries = receiver.received.filter((callback) => callback.body.includes(`"id":"${id}"`));
+      expect(deliveries.length, id).toBeGreaterThanOrEqual(1);
+      expect(new Set(deliveries.map((callback) => callback.headers["webhook-id"])).size, id).toBe(1);
+      expect(new Set(deliveries.map((callback) => callback.body)).size, id).toBe(1);
+      const event = verifier.verify(deliveries[0]!.body, deliveries[0]!.headers as Record<string, string>) as { type: string };
+      expect(event.type).toBe("compaction.completed");
+    }
+
+    // And the survivor shuts down cleanly on SIGTERM.
+    survivor.child.kill("SIGTERM");
+    expect(await survivor.exited).toBe(0);
+  }, 120_000);
+});

@@ -1,0 +1,178 @@
+/**
+ * The request and response bodies of the compactd HTTP API.
+ *
+ * Generated from the API's OpenAPI document (src/api/openapiDocument.ts, served
+ * at GET /openapi.json) by scripts/openapiToTypeScript.ts. Do not edit; run
+ * `npx vitest run test/client/apiTypes.test.ts -u` after changing the API.
+ */
+
+export interface ErrorBody {
+  error: {
+    /** Stable machine-readable code, e.g. invalid_conversation. */
+    code: string;
+    message: string;
+    /** The request field at fault, e.g. messages[3].content[0].tool_use_id. */
+    field?: string;
+    /** The job the error is about (the compaction in flight on a 409). */
+    jobId?: string;
+  };
+}
+
+export interface Queued {
+  id: string;
+  status: string;
+}
+
+export interface NothingToCompact {
+  status: "nothing_to_compact";
+}
+
+/** The exact-swap contract: the result's messages replace the first `count` messages of the request, whose canonical JSON (sorted keys, no whitespace) hashes to `digest`. */
+export interface Replaces {
+  count: number;
+  digest: string;
+}
+
+/** The core's compaction result, as `compactd compact` prints it, plus `replaces`. */
+export interface Result {
+  /** Replaces the request's messages (the Anthropic system prompt is unchanged). */
+  messages: readonly unknown[];
+  summary: string;
+  reason: "threshold" | "overflow" | "manual";
+  tokensBefore: number;
+  tokensAfter: number;
+  messagesBefore: number;
+  messagesAfter: number;
+  /** A summary came from the raw archive because the summarizer failed. */
+  degraded: boolean;
+  degradedReason: string | null;
+  splitTurn: boolean;
+  checkpoint: {
+    turnId: string;
+    summary: string;
+    degraded: boolean;
+  } | null;
+  omitted: number;
+  firstKeptIndex: number;
+  replaces: Replaces;
+}
+
+export interface Job {
+  id: string;
+  status: "queued" | "active" | "completed" | "failed" | "cancelled";
+  reason: "threshold" | "overflow" | "manual";
+  conversationId: string | null;
+  /** How many times a worker has started the job. */
+  attempts: number;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  batchId?: string;
+  metadata?: Record<string, unknown>;
+  result?: Result;
+  error?: ErrorBody["error"];
+}
+
+export interface Batch {
+  id: string;
+  status: "running" | "completed";
+  createdAt: string;
+  /** Items by status. */
+  counts: Record<string, number>;
+  items: readonly ({
+    id?: string;
+    status: "queued" | "active" | "completed" | "failed" | "cancelled" | "nothing_to_compact" | "in_flight";
+    /** For in_flight: the job already compacting this conversation. */
+    inFlightId?: string;
+  })[];
+  metadata?: Record<string, unknown>;
+}
+
+export interface CompactionRequest {
+  /** The conversation: Anthropic Messages or OpenAI Chat Completions messages, as sent to the model. */
+  messages: readonly unknown[];
+  /** Anthropic's top-level system prompt (string or text blocks); passed through unchanged. */
+  system?: unknown;
+  /**
+   * The messages' shape; detected when auto.
+   * @default "auto"
+   */
+  format?: "auto" | "anthropic" | "openai";
+  /** The model's context window in tokens. */
+  contextWindow: number;
+  /** Budget overrides; the context window is given separately. */
+  settings?: {
+    /** Room kept free for the next response. Default 16384. */
+    reserveTokens?: number;
+    /** Recent tokens kept verbatim. Default 20000, lowered to a quarter of the usable window. */
+    keepRecentTokens?: number;
+    /** Cap on the summary's length. Default: four fifths of the reserve. */
+    maxSummaryTokens?: number;
+    /** How long the summarizer's stream may stay silent before the call is abandoned. Default 120000. */
+    stallTimeoutMs?: number;
+  };
+  /**
+   * Why compaction is asked for. Overflow requests (the agent is blocked) are served first.
+   * @default "manual"
+   */
+  reason?: "threshold" | "overflow" | "manual";
+  /** The caller's conversation id: at most one compaction per conversation is queued or running. */
+  conversationId?: string;
+  /** Summarizer model; the service's COMPACTD_MODEL by default. */
+  model?: string;
+  /** Extra focus for the summary. */
+  instructions?: string;
+  /** The provider's reported input tokens for these messages, to calibrate the estimates. */
+  usageTokens?: number;
+  /** Any JSON object; echoed back in the job view and the callback. */
+  metadata?: Record<string, unknown>;
+  /** Where to POST the result (Standard Webhooks signed). Must resolve to a public address unless allowed by COMPACTD_CALLBACK_ALLOW. */
+  callbackUrl?: string;
+}
+
+export interface BatchRequest {
+  /** Up to 100 compactions (COMPACTD_MAX_BATCH_ITEMS). */
+  items: readonly ({
+    /** The conversation: Anthropic Messages or OpenAI Chat Completions messages, as sent to the model. */
+    messages: readonly unknown[];
+    /** Anthropic's top-level system prompt (string or text blocks); passed through unchanged. */
+    system?: unknown;
+    /**
+     * The messages' shape; detected when auto.
+     * @default "auto"
+     */
+    format?: "auto" | "anthropic" | "openai";
+    /** The model's context window in tokens. */
+    contextWindow: number;
+    /** Budget overrides; the context window is given separately. */
+    settings?: {
+      /** Room kept free for the next response. Default 16384. */
+      reserveTokens?: number;
+      /** Recent tokens kept verbatim. Default 20000, lowered to a quarter of the usable window. */
+      keepRecentTokens?: number;
+      /** Cap on the summary's length. Default: four fifths of the reserve. */
+      maxSummaryTokens?: number;
+      /** How long the summarizer's stream may stay silent before the call is abandoned. Default 120000. */
+      stallTimeoutMs?: number;
+    };
+    /**
+     * Why compaction is asked for. Overflow requests (the agent is blocked) are served first.
+     * @default "manual"
+     */
+    reason?: "threshold" | "overflow" | "manual";
+    /** The caller's conversation id: at most one compaction per conversation is queued or running. */
+    conversationId?: string;
+    /** Summarizer model; the service's COMPACTD_MODEL by default. */
+    model?: string;
+    /** Extra focus for the summary. */
+    instructions?: string;
+    /** The provider's reported input tokens for these messages, to calibrate the estimates. */
+    usageTokens?: number;
+    /** Any JSON object; echoed back in the job view and the callback. */
+    metadata?: Record<string, unknown>;
+  })[];
+  /** Receives one batch.completed callback when every item has finished. */
+  callbackUrl?: string;
+  /** Any JSON object; echoed back in the job view and the callback. */
+  metadata?: Record<string, unknown>;
+}

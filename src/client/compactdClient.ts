@@ -1,0 +1,222 @@
+/**
+ * The agent's side of the compaction service's HTTP API.
+ *
+ * It is deliberately thin: one method per endpoint, typed with the API's own
+ * contract (apiTypes.ts, generated from the OpenAPI document), plus the two
+ * things every caller would otherwise write again: retrying calls that failed
+ * for a passing reason, and waiting for a job across the API's per-request
+ * wait limit.
+ */
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Batch, BatchRequest, CompactionRequest, Job, NothingToCompact, Queued } from "./apiTypes.js";
+import { CompactdApiError, CompactdConnectionError } from "./clientErrors.js";
+import { DEFAULT_RETRY_POLICY, RETRYABLE_STATUSES, retryDelayMs, type RetryPolicy } from "./retryPolicy.js";
+
+/** The longest `?wait` one request may ask for: the API's limit (the `wait` parameter's maximum in its OpenAPI document). */
+export const MAX_WAIT_PER_REQUEST_SECONDS = 60;
+
+/** One item of {@link CompactdClient.batch}: a compaction request without its own callback. */
+export type BatchItem = BatchRequest["items"][number];
+
+export interface CompactdClientOptions {
+  /** Where the API listens, e.g. `http://compactd:8080`. */
+  readonly baseUrl: string;
+  /** A key from the service's COMPACTD_API_KEYS; it selects the tenant. */
+  readonly apiKey: string;
+  /** Default: the global fetch. */
+  readonly fetch?: typeof fetch;
+  /** Retries of one call after a connection error, a 503 or a 429. Default 3. */
+  readonly maxRetries?: number;
+  /** The longest pause before a retry, and the longest `Retry-After` honoured. Default 30 s. */
+  readonly maxRetryDelayMs?: number;
+  /** How long one HTTP request may take, beyond any `wait` it asks the API for. Default 30 s. */
+  readonly timeoutMs?: number;
+}
+
+export interface CompactOptions {
+  /**
+   * Seconds to wait for the job to finish. Without it `compact` returns as
+   * soon as the job is queued (the result comes by webhook or by `get`).
+   */
+  readonly wait?: number;
+  readonly signal?: AbortSignal;
+  /**
+   * Names this submission across processes, so an agent that restarts and
+   * submits again gets the same job. Default: a fresh key per call, which
+   * still makes the call's own retries safe.
+   */
+  readonly idempotencyKey?: string;
+}
+
+export interface GetOptions {
+  /** Seconds to wait for the job to finish before answering with it as it is. Default 0. */
+  readonly wait?: number;
+  readonly signal?: AbortSignal;
+}
+
+export interface BatchOptions {
+  /** Receives one `batch.completed` webhook when every item has finished. */
+  readonly callbackUrl?: string;
+  /** Any JSON object, echoed in the batch view and its webhook. */
+  readonly metadata?: Record<string, unknown>;
+  readonly signal?: AbortSignal;
+  readonly idempotencyKey?: string;
+}
+
+interface Call {
+  readonly body?: unknown;
+  readonly idempotencyKey?: string;
+  readonly signal?: AbortSignal;
+  /** Seconds the API may hold the request (`?wait`), added to the timeout. */
+  readonly waitSeconds?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+const FINISHED: ReadonlySet<Job["status"]> = new Set(["completed", "failed", "cancelled"]);
+
+export class CompactdClient {
+  private readonly baseUrl: string;
+  private readonly apiKey: string;
+  private readonly fetch: typeof fetch;
+  private readonly retry: RetryPolicy;
+  private readonly timeoutMs: number;
+
+  constructor(options: CompactdClientOptions) {
+    if (typeof options.baseUrl !== "string" || !/^https?:\/\//.test(options.baseUrl)) {
+      throw new TypeError(`baseUrl: must be an http(s) URL, got ${JSON.stringify(options.baseUrl)}`);
+    }
+    if (typeof options.apiKey !== "string" || options.apiKey === "") throw new TypeError("apiKey: must be a non-empty string");
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.apiKey = options.apiKey;
+    this.fetch = options.fetch ?? globalThis.fetch;
+    this.retry = {
+      maxRetries: options.maxRetries ?? DEFAULT_RETRY_POLICY.maxRetries,
+      maxDelayMs: options.maxRetryDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs,
+    };
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
+
+  /**
+   * Submits a compaction. Answers `nothing_to_compact` at once when nothing
+   * lies outside the keep-recent budget (no job is queued). Otherwise the job
+   * is queued and, with `wait`, followed until it finishes or `wait` seconds
+   * have passed, whichever comes first.
+   */
+  compact(request: CompactionRequest, options?: CompactOptions & { readonly wait?: undefined }): Promise<NothingToCompact | Queued>;
+  compact(request: CompactionRequest, options: CompactOptions & { readonly wait: number }): Promise<NothingToCompact | Job>;
+  async compact(request: CompactionRequest, options: CompactOptions = {}): Promise<NothingToCompact | Queued | Job> {
+    // The wait budget counts from now, so the submission's own retries spend it too.
+    const deadline = options.wait === undefined ? undefined : deadlineAfter(Date.now(), options.wait);
+    const submitted = await this.call<NothingToCompact | Queued>("POST", "/v1/compactions", {
+      body: request,
+      idempotencyKey: options.idempotencyKey ?? randomUUID(),
+      ...(options.signal !== undefined && { signal: options.signal }),
+    });
+    if (deadline === undefined || !("id" in submitted)) return submitted;
+    return this.follow(submitted.id, deadline, options.signal);
+  }
+
+  /** A compaction's status and, once completed, its result. */
+  get(id: string, options: GetOptions = {}): Promise<Job> {
+    return this.follow(id, deadlineAfter(Date.now(), options.wait ?? 0), options.signal);
+  }
+
+  /** Cancels a queued compaction or aborts a running one; the job as it is after the request. */
+  cancel(id: string, options: { readonly signal?: AbortSignal } = {}): Promise<Job> {
+    return this.call<Job>("DELETE", `/v1/compactions/${encodeURIComponent(id)}`, options);
+  }
+
+  /** Submits many compactions at once, with one webhook when all have finished. */
+  batch(items: readonly BatchItem[], options: BatchOptions = {}): Promise<Batch> {
+    const body: BatchRequest = {
+      items,
+      ...(options.callbackUrl !== undefined && { callbackUrl: options.callbackUrl }),
+      ...(options.metadata !== undefined && { metadata: options.metadata }),
+    };
+    return this.call<Batch>("POST", "/v1/compactions/batch", {
+      body,
+      idempotencyKey: options.idempotencyKey ?? randomUUID(),
+      ...(options.signal !== undefined && { signal: options.signal }),
+    });
+  }
+
+  /** A batch's items and counts by status. */
+  getBatch(id: string, options: { readonly signal?: AbortSignal } = {}): Promise<Batch> {
+    return this.call<Batch>("GET", `/v1/batches/${encodeURIComponent(id)}`, options);
+  }
+
+  /**
+   * Reads the job until it has finished or `deadline` has passed, each request
+   * holding at most the API's per-request limit. Always reads at least once.
+   */
+  private async follow(id: string, deadline: number, signal: AbortSignal | undefined): Promise<Job> {
+    for (;;) {
+      const wait = Math.min(MAX_WAIT_PER_REQUEST_SECONDS, Math.max(0, Math.ceil((deadline - Date.now()) / 1000)));
+      const job = await this.call<Job>("GET", `/v1/compactions/${encodeURIComponent(id)}?wait=${wait}`, {
+        waitSeconds: wait,
+        ...(signal !== undefined && { signal }),
+      });
+      if (FINISHED.has(job.status) || Date.now() >= deadline) return job;
+    }
+  }
+
+  /** One call: the request, its retries, and the answer's body; any other answer is thrown. */
+  private async call<T>(method: string, path: string, call: Call): Promise<T> {
+    const url = `${this.baseUrl}${path}`;
+    const headers: Record<string, string> = { authorization: `Bearer ${this.apiKey}`, accept: "application/json" };
+    if (call.body !== undefined) headers["content-type"] = "application/json";
+    if (call.idempotencyKey !== undefined) headers["idempotency-key"] = call.idempotencyKey;
+    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+    const timeoutMs = this.timeoutMs + (call.waitSeconds ?? 0) * 1000;
+
+    for (let retry = 0; ; retry++) {
+      let status: number;
+      let text: string;
+      let retryAfter: string | null;
+      try {
+        const timeout = AbortSignal.timeout(timeoutMs);
+        const signal = call.signal === undefined ? timeout : AbortSignal.any([call.signal, timeout]);
+        const response = await this.fetch(url, { method, headers, signal, ...(body !== undefined && { body }) });
+        status = response.status;
+        retryAfter = response.headers.get("retry-after");
+        text = await response.text();
+      } catch (err) {
+        if (call.signal?.aborted === true) throw call.signal.reason;
+        const delay = retryDelayMs(this.retry, retry, null);
+        if (delay === undefined) throw new CompactdConnectionError(method, url, retry + 1, err);
+        await pause(delay, call.signal);
+        continue;
+      }
+      if (status >= 200 && status < 300) return parseBody<T>(status, text);
+      const delay = RETRYABLE_STATUSES.has(status) ? retryDelayMs(this.retry, retry, retryAfter) : undefined;
+      if (delay === undefined) throw CompactdApiError.fromResponse(status, text);
+      await pause(delay, call.signal);
+    }
+  }
+}
+
+function parseBody<T>(status: number, text: string): T {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new CompactdApiError(status, "invalid_response", `the service answered ${status} with a body that is not JSON`);
+  }
+}
+
+function deadlineAfter(start: number, waitSeconds: number): number {
+  if (typeof waitSeconds !== "number" || !(waitSeconds >= 0)) {
+    throw new TypeError(`wait: must be a number of seconds, 0 or more; got ${String(waitSeconds)}`);
+  }
+  return start + waitSeconds * 1000;
+}
+
+/** Sleeps; an abort ends the sleep with the caller's own reason, as an aborted request does. */
+async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  try {
+    await sleep(ms, undefined, signal === undefined ? {} : { signal });
+  } catch (err) {
+    throw signal?.aborted === true ? signal.reason : err;
+  }
+}

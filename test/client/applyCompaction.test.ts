@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { applyCompaction, StaleCompactionError } from "../../src/client/applyCompaction.js";
+import { replacesOf } from "../../src/core/replaces.js";
+
+const sent = [
+  { role: "user", content: "fix the build" },
+  { role: "assistant", content: [{ type: "text", text: "reading the log" }] },
+  { role: "user", content: "it is the linker" },
+];
+const summary = { role: "user", content: "<summary>the user wants the build fixed</summary>" };
+const result = { messages: [summary, sent[2]!], replaces: replacesOf(sent) };
+
+describe("applyCompaction", () => {
+  it("swaps the replaced messages for the result's and keeps what was appended since", () => {
+    const appended = { role: "assistant", content: "relinking" };
+    expect(applyCompaction([...sent, appended], result)).toEqual([summary, sent[2], appended]);
+  });
+
+  it("accepts the same messages written with their keys in another order", () => {
+    const reordered = sent.map((message) => ({ content: message.content, role: message.role }));
+    expect(applyCompaction(reordered, result)).toEqual([summary, sent[2]]);
+  });
+
+  it("reports the expected and actual digests of a changed prefix", () => {
+    const edited = [{ role: "user", content: "fix the tests" }, ...sent.slice(1)];
+    const error = captured(() => applyCompaction(edited, result));
+    expect(error).toBeInstanceOf(StaleCompactionError);
+    expect(error).toMatchObject({ count: 3, expectedDigest: result.replaces.digest, actualDigest: replacesOf(edited).digest });
+  });
+
+  it("refuses a result that replaces more messages than the conversation now has", () => {
+    const error = captured(() => applyCompaction(sent.slice(0, 2), result));
+    expect(error).toMatchObject({ name: "StaleCompactionError", count: 3, actualDigest: null });
+    expect((error as Error).message).toContain("fewer");
+  });
+
+  it("names the field when handed something that is not a result with a swap contract", () => {
+    expect(() => applyCompaction(sent, { messages: [summary] } as never)).toThrow(/^result\.replaces: missing/);
+    expect(() => applyCompaction(sent, { messages: [summary], replaces: { count: -1, digest: "x" } })).toThrow(/^result\.replaces\.count/);
+    expect(() => applyCompaction(sent, { messages: "no", replaces: result.replaces } as never)).toThrow(/^result\.messages/);
+  });
+});
+
+function captured(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (err) {
+    return err;
+  }
+  throw new Error("expected an error");
+}

@@ -245,6 +245,17 @@ describe("batches", () => {
     expect(asGlobex.statusCode).toBe(404);
   });
 
+  it("returns the same batch for a repeated Idempotency-Key, without queuing its items again", async () => {
+    const headers = { ...bearer("acme"), "idempotency-key": "nightly-2026-11-30" };
+    const payload = { items: [compactable({ conversationId: "idem-batch-1" }), compactable({ conversationId: "idem-batch-2" })] };
+    const first = await h.app.inject({ method: "POST", url: "/v1/compactions/batch", headers, payload });
+    const second = await h.app.inject({ method: "POST", url: "/v1/compactions/batch", headers, payload });
+    expect(second.statusCode).toBe(202);
+    expect(second.json().id).toBe(first.json().id);
+    expect(second.json().items).toEqual(first.json().items);
+    expect(second.headers["idempotent-replayed"]).toBe("true");
+  });
+
   it("refuses the whole batch when one item is malformed, naming the item's field", async () => {
     const response = await h.app.inject({
       method: "POST",

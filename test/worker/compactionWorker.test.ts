@@ -48,8 +48,11 @@ describe("a compaction job", () => {
     expect(result.messages.length).toBeLessThan((request.messages as unknown[]).length);
     expect(result.tokensAfter).toBeLessThan(result.tokensBefore);
     expect(view.finishedAt).not.toBeNull();
-    // The conversation is free again.
+    // The conversation is free again, and a finished job cannot be cancelled.
     expect((await h.submit(markedRequest(marker(), { conversationId: "conv-e2e" }))).status).toBe(202);
+    const cancel = await h.app.inject({ method: "DELETE", url: `/v1/compactions/${String(submitted.body.id)}`, headers: bearer("acme") });
+    expect(cancel.statusCode).toBe(409);
+    expect(cancel.json().error.code).toBe("job_finished");
     const metrics = await h.workerMetrics.registry.getSingleMetricAsString("compactd_jobs_total");
     expect(metrics).toMatch(/outcome="completed"\} [1-9]/);
   });

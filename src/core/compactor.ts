@@ -15,7 +15,7 @@ import { normalizeSettings, type Settings, type SettingsInput } from "./settings
 import { withStallWatchdog } from "./stallWatchdog.js";
 import type { Summarizer, SummaryKind } from "./summarizer.js";
 import { summaryText } from "./summaryEnvelope.js";
-import { MESSAGE_OVERHEAD_TOKENS, TokenEstimator } from "./tokenEstimator.js";
+import { MESSAGE_OVERHEAD_TOKENS, TokenEstimator, type KnownTokenCounts } from "./tokenEstimator.js";
 
 /** What asked for a compaction, for logging, metrics and the UI. */
 export type Reason = "threshold" | "overflow" | "manual";
@@ -79,6 +79,8 @@ export interface CompactOptions {
   readonly usageTokens?: number;
   /** Extra focus for the summary from the caller ("keep the API keys' names"). */
   readonly instructions?: string;
+  /** Exact counts an earlier step of this job made over the same conversation (see TokenEstimator). */
+  readonly knownCounts?: KnownTokenCounts;
 }
 
 /** The stop reason of a request that did not fit the summarizer's window (Anthropic, Bedrock, z.ai). */
@@ -118,7 +120,7 @@ export class Compactor {
    */
   async compact(conversation: Conversation, options: CompactOptions): Promise<Result> {
     if (options.reason === "threshold" && !this.settings.enabled) throw new CompactionDisabledError();
-    const estimator = new TokenEstimator({ usageTokens: options.usageTokens });
+    const estimator = new TokenEstimator({ usageTokens: options.usageTokens, known: options.knownCounts });
     const prep = prepare(conversation, this.settings, estimator, options.instructions);
     if (prep === null) throw new NothingToCompactError();
 

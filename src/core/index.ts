@@ -19,7 +19,7 @@ export {
   type Settings,
   type SettingsInput,
 } from "./settings.js";
-export { TokenEstimator, IMAGE_TOKENS, DOCUMENT_TOKENS, MESSAGE_OVERHEAD_TOKENS, type TokenEstimatorOptions } from "./tokenEstimator.js";
+export { TokenEstimator, IMAGE_TOKENS, DOCUMENT_TOKENS, MESSAGE_OVERHEAD_TOKENS, type TokenEstimatorOptions, type KnownTokenCounts } from "./tokenEstimator.js";
 export { findCutPoint, type CutPoint } from "./cutPoint.js";
 export { prepare, type Preparation } from "./prepare.js";
 export { fitSummarizerInput, type FittedInput } from "./fitSummarizerInput.js";

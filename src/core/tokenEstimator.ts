@@ -51,6 +51,18 @@ const GOLDEN_RATIO_FRACTION = (Math.sqrt(5) - 1) / 2;
 /** Special-token strings in user content are ordinary text, never control tokens. */
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() } as const;
 
+/**
+ * Exact counts one estimator made, keyed by message index, so a later step of
+ * the same job in another process (the API decides, the worker compacts)
+ * starts from them instead of tokenizing the same messages again.
+ */
+export interface KnownTokenCounts {
+  /** `[message index, raw token count]` pairs. */
+  readonly messages: readonly (readonly [number, number])[];
+  /** Raw token count of the top-level system prompt, when it was counted. */
+  readonly system?: number;
+}
+
 export interface TokenEstimatorOptions {
   /**
    * The provider's reported token count for the whole input (system and all
@@ -58,6 +70,11 @@ export interface TokenEstimatorOptions {
    * equals it.
    */
   readonly usageTokens?: number;
+  /**
+   * Counts from an earlier estimator over the same conversation. They are
+   * trusted as they are: hand them only to an estimator for that conversation.
+   */
+  readonly known?: KnownTokenCounts;
 }
 
 /** The text a message is priced by, and the fixed cost of its media. */
@@ -82,9 +99,22 @@ export class TokenEstimator {
   /** How many texts were run through the tokenizer; tests use it to prove laziness. */
   tokenizedTexts = 0;
 
+  private readonly knownByIndex: ReadonlyMap<number, number>;
+  private readonly knownSystem: number | undefined;
+
   constructor(options: TokenEstimatorOptions = {}) {
     this.usageTokens =
       options.usageTokens !== undefined && options.usageTokens > 0 ? options.usageTokens : undefined;
+    this.knownByIndex = new Map(options.known?.messages ?? []);
+    this.knownSystem = options.known?.system;
+  }
+
+  /** Every exact count made so far, to hand to the next step of the same job. */
+  knownCounts(conversation: Conversation): KnownTokenCounts {
+    const messages: [number, number][] = [];
+    for (const [message, count] of this.exact) messages.push([message.index, count]);
+    const system = this.systemCounts.get(conversation);
+    return system === undefined ? { messages } : { messages, system };
   }
 
   /** The factor every count is multiplied by (1 without a usage hint). */
@@ -124,7 +154,7 @@ export class TokenEstimator {
   systemTokens(conversation: Conversation): number {
     let raw = this.systemCounts.get(conversation);
     if (raw === undefined) {
-      raw = conversation.systemText === "" ? 0 : this.tokenize(conversation.systemText);
+      raw = conversation.systemText === "" ? 0 : (this.knownSystem ?? this.tokenize(conversation.systemText));
       this.systemCounts.set(conversation, raw);
     }
     return raw * this.scale;
@@ -195,10 +225,11 @@ export class TokenEstimator {
   }
 
   private rawCount(message: Message): number {
-    const known = this.exact.get(message);
-    if (known !== undefined) return known;
+    const cached = this.exact.get(message);
+    if (cached !== undefined) return cached;
     const c = this.countable(message);
-    const textTokens = c.text === "" ? 0 : this.tokenize(c.text);
+    const known = this.knownByIndex.get(message.index);
+    const textTokens = known !== undefined ? known - MESSAGE_OVERHEAD_TOKENS - c.fixed : c.text === "" ? 0 : this.tokenize(c.text);
     this.exactChars += c.text.length;
     this.exactTokens += textTokens;
     const n = MESSAGE_OVERHEAD_TOKENS + c.fixed + textTokens;

@@ -127,3 +127,22 @@ describe("prepare", () => {
     expect(scaled.firstKeptIndex).toBeGreaterThanOrEqual(plain.firstKeptIndex);
   });
 });
+
+describe("prepare in two steps of one job", () => {
+  it("tokenizes nothing again when the second step starts from the first step's counts", () => {
+    const raw = { system: "Be brief.", messages: conversation(...Array.from({ length: 30 }, () => reactTurn({ rounds: 6, toolResultChars: 2_000 }))) };
+    const inApi = parseConversation(raw);
+    const first = new TokenEstimator();
+    const decided = prepare(inApi, settings, first)!;
+    const messagesCounted = inApi.messages.filter((m) => first.isCounted(m)).length;
+    expect(messagesCounted).toBeGreaterThan(0);
+
+    const inWorker = parseConversation(JSON.parse(JSON.stringify(raw))); // as the worker parses the stored payload
+    const second = new TokenEstimator({ known: first.knownCounts(inApi) });
+    const redone = prepare(inWorker, settings, second)!;
+    expect(redone.firstKeptIndex).toBe(decided.firstKeptIndex);
+    expect(redone.tokensBefore).toBe(decided.tokensBefore);
+    // The messages and the system prompt are not tokenized again; only prompt and transcript texts are.
+    expect(second.tokenizedTexts).toBe(first.tokenizedTexts - messagesCounted - 1);
+  });
+});

@@ -1,0 +1,240 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  applyCompaction,
+  CompactdApiError,
+  CompactdClient,
+  CompactdConnectionError,
+  type CompactdClientOptions,
+  type CompactionRequest,
+  type Job,
+} from "../../src/client/index.js";
+import { replacesOf } from "../../src/core/replaces.js";
+import { markedConversation } from "../helpers/markedConversation.js";
+import { waitUntil } from "../helpers/waitUntil.js";
+import { startFlakyProxy, type Fault } from "./flakyProxy.js";
+import { startServiceUnderTest, type ServiceUnderTest } from "./serviceUnderTest.js";
+
+/** A conversation most of which lies outside the keep-recent budget. */
+function compactable(extra: Partial<CompactionRequest> = {}): CompactionRequest {
+  return { messages: markedConversation(`client-${randomUUID()}`), contextWindow: 20_000, settings: { reserveTokens: 4_000 }, ...extra };
+}
+
+function caught(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => {
+      throw new Error("expected the call to fail");
+    },
+    (err: unknown) => err,
+  );
+}
+
+describe("CompactdClient against a running API and worker", () => {
+  let service: ServiceUnderTest;
+  let client: CompactdClient;
+  beforeAll(async () => {
+    service = await startServiceUnderTest("client");
+    client = service.client();
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  it("compacts and waits for a result whose swap contract covers the request's messages", async () => {
+    const request = compactable({ conversationId: "conv-client", metadata: { turn: 7 } });
+    const job = await client.compact(request, { wait: 30 });
+    expect(job).toMatchObject({ status: "completed", conversationId: "conv-client", metadata: { turn: 7 } });
+    const result = (job as Job).result!;
+    expect(result.replaces).toEqual(replacesOf(request.messages));
+    const appended = { role: "user", content: "and one more thing" };
+    expect(applyCompaction([...request.messages, appended], result)).toEqual([...result.messages, appended]);
+  });
+
+  it("answers nothing_to_compact without a job when everything fits the keep-recent budget", async () => {
+    const outcome = await client.compact({ messages: [{ role: "user", content: "hello" }], contextWindow: 20_000 }, { wait: 30 });
+    expect(outcome).toEqual({ status: "nothing_to_compact" });
+  });
+
+  it("returns a queued job at once without wait, and get follows it to its result", async () => {
+    const queued = await client.compact(compactable());
+    if (!("id" in queued)) throw new Error("expected a job");
+    const job = await client.get(queued.id, { wait: 30 });
+    expect(job).toMatchObject({ id: queued.id, status: "completed" });
+    expect(job.result?.summary).toContain("## Goal");
+  });
+
+  it("queues a batch and reads it until every item has finished", async () => {
+    const batch = await client.batch([compactable(), { messages: [{ role: "user", content: "short" }], contextWindow: 20_000 }], {
+      metadata: { run: "nightly" },
+    });
+    expect(batch.items[0]!.id).toMatch(/^cmp_/);
+    expect(batch.items[1]).toEqual({ status: "nothing_to_compact" });
+    let current = batch;
+    await waitUntil(async () => (current = await client.getBatch(batch.id)).status === "completed", "the batch completes", 30_000);
+    expect(current.counts).toEqual({ completed: 1, nothing_to_compact: 1 });
+    expect(current.metadata).toEqual({ run: "nightly" });
+  });
+
+  it("refuses to cancel a finished job with the API's job_finished error", async () => {
+    const job = await client.compact(compactable(), { wait: 30 });
+    if (!("id" in job)) throw new Error("expected a job");
+    const error = await caught(client.cancel(job.id));
+    expect(error).toBeInstanceOf(CompactdApiError);
+    expect(error).toMatchObject({ status: 409, code: "job_finished" });
+  });
+
+  it("surfaces a bad request as an error naming the field at fault", async () => {
+    const error = await caught(client.compact({ ...compactable(), contextWindow: 0 }));
+    expect(error).toMatchObject({ name: "CompactdApiError", status: 400, code: "invalid_request", field: "contextWindow" });
+    const orphan = await caught(
+      client.compact({
+        messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_missing", content: "42" }] }],
+        contextWindow: 20_000,
+      }),
+    );
+    expect(orphan).toMatchObject({ status: 400, code: "invalid_conversation", field: "messages[0].content[0].tool_use_id" });
+  });
+
+  it("surfaces an unknown key as 401 and another tenant's job as 404", async () => {
+    const stranger = service.client({ apiKey: "not-a-key" });
+    expect(await caught(stranger.get("cmp_00000000000000000000000000000000"))).toMatchObject({ status: 401 });
+    const missing = await caught(client.get("cmp_00000000000000000000000000000000"));
+    expect(missing).toMatchObject({ status: 404, code: "not_found" });
+  });
+});
+
+describe("CompactdClient with no worker taking jobs", () => {
+  let service: ServiceUnderTest;
+  beforeAll(async () => {
+    service = await startServiceUnderTest("client-idle", { workers: 0 });
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  it("names the compaction in flight when a conversation already has one", async () => {
+    const client = service.client();
+    const first = await client.compact(compactable({ conversationId: "conv-busy" }));
+    if (!("id" in first)) throw new Error("expected a job");
+    const error = await caught(client.compact(compactable({ conversationId: "conv-busy" })));
+    expect(error).toMatchObject({ status: 409, code: "compaction_in_flight", field: "conversationId", jobId: first.id });
+    expect((await client.cancel(first.id)).status).toBe("cancelled");
+  });
+
+  it("stops waiting when the wait budget is spent and returns the job as it is", async () => {
+    const job = await service.client().compact(compactable(), { wait: 1 });
+    expect(job).toMatchObject({ status: "queued" });
+  });
+
+  it("cancels a queued job, and cancelling it again answers the same", async () => {
+    const client = service.client();
+    const queued = await client.compact(compactable());
+    if (!("id" in queued)) throw new Error("expected a job");
+    const cancelled = await client.cancel(queued.id);
+    expect(cancelled).toMatchObject({ id: queued.id, status: "cancelled" });
+    expect(await client.cancel(queued.id)).toMatchObject({ status: "cancelled" });
+    expect(await client.get(queued.id)).toMatchObject({ status: "cancelled" });
+  });
+});
+
+describe("CompactdClient retries", () => {
+  let service: ServiceUnderTest;
+  beforeAll(async () => {
+    service = await startServiceUnderTest("client-retry", { workers: 0 });
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  async function throughProxy(faultFor: (index: number) => Fault | undefined, options: Partial<CompactdClientOptions> = {}) {
+    const proxy = await startFlakyProxy(service.url, (_, index) => faultFor(index));
+    return { proxy, client: service.client({ baseUrl: proxy.url, ...options }) };
+  }
+
+  it("retries a submission refused with 503 after the Retry-After it was given, with the same Idempotency-Key", async () => {
+    const { proxy, client } = await throughProxy((index) => (index === 0 ? { kind: "status", status: 503, retryAfter: "1" } : undefined));
+    try {
+      const queued = await client.compact(compactable());
+      expect(queued).toMatchObject({ status: "queued" });
+      const [refused, retried] = proxy.requests;
+      expect(proxy.requests).toHaveLength(2);
+      expect(retried!.headers["idempotency-key"]).toBe(refused!.headers["idempotency-key"]);
+      expect(retried!.at - refused!.at).toBeGreaterThanOrEqual(1_000);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("makes one job of a submission whose answer was lost after the API queued it", async () => {
+    const { proxy, client } = await throughProxy((index) => (index === 0 ? { kind: "dropAfterForwarding" } : undefined));
+    try {
+      const queued = await client.compact(compactable());
+      if (!("id" in queued)) throw new Error("expected a job");
+      const lost = JSON.parse(proxy.requests[0]!.upstream!.body) as { id: string };
+      expect(queued.id).toBe(lost.id);
+      expect(proxy.requests[1]!.upstream!.status).toBe(202);
+      await client.cancel(queued.id);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("retries reads after a dropped connection", async () => {
+    const { proxy, client } = await throughProxy((index) => (index < 2 ? { kind: "dropBeforeForwarding" } : undefined));
+    try {
+      expect(await caught(client.get("cmp_00000000000000000000000000000000"))).toMatchObject({ status: 404 });
+      expect(proxy.requests).toHaveLength(3);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("gives up at once when Retry-After asks for longer than it is willing to wait", async () => {
+    const { proxy, client } = await throughProxy(() => ({ kind: "status", status: 503, retryAfter: "3600" }));
+    try {
+      const error = await caught(client.compact(compactable()));
+      expect(error).toMatchObject({ status: 503, code: "unavailable" });
+      expect(proxy.requests).toHaveLength(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("reports an unreachable service after its retries as a connection error", async () => {
+    const { proxy, client } = await throughProxy(() => ({ kind: "dropBeforeForwarding" }), { maxRetries: 2 });
+    try {
+      const error = await caught(client.get("cmp_00000000000000000000000000000000"));
+      expect(error).toBeInstanceOf(CompactdConnectionError);
+      expect((error as Error).message).toMatch(/failed after 3 attempts/);
+      expect(proxy.requests).toHaveLength(3);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("passes the backlog's 429 on when its Retry-After is past the client's limit", async () => {
+    const full = await startServiceUnderTest("client-backlog", { workers: 0, env: { COMPACTD_MAX_BACKLOG: "1" } });
+    try {
+      const client = full.client({ maxRetryDelayMs: 1_000 });
+      await client.compact(compactable());
+      const error = await caught(client.compact(compactable()));
+      expect(error).toMatchObject({ status: 429, code: "backlog_full" });
+    } finally {
+      await full.close();
+    }
+  });
+
+  it("stops retrying when the caller aborts", async () => {
+    const { proxy, client } = await throughProxy(() => ({ kind: "status", status: 503, retryAfter: "5" }));
+    try {
+      const controller = new AbortController();
+      const call = caught(client.get("cmp_00000000000000000000000000000000", { signal: controller.signal }));
+      await waitUntil(() => proxy.requests.length === 1, "the first attempt arrives");
+      controller.abort(new Error("the agent moved on"));
+      expect(await call).toMatchObject({ message: "the agent moved on" });
+      expect(proxy.requests).toHaveLength(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+});

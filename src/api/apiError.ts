@@ -44,3 +44,13 @@ export class ApiError extends Error {
 export function invalidField(field: string, message: string, code = "invalid_request"): ApiError {
   return new ApiError(400, code, `${field}: ${message}`, field);
 }
+
+/** Seconds a client should wait before retrying a request refused for load or an outage. */
+export const RETRY_AFTER_SECONDS = 5;
+
+/** 503: the queue's Redis does not answer. Nothing was queued; the client retries. */
+export function redisUnavailable(): ApiError {
+  return new ApiError(503, "unavailable", "the queue's Redis cannot be reached; retry shortly", undefined, undefined, {
+    "retry-after": String(RETRY_AFTER_SECONDS),
+  });
+}

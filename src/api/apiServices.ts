@@ -14,7 +14,7 @@ import { ResultStore } from "../queue/resultStore.js";
 import { createCallbackQueue, enqueueCallback, type CallbackQueue } from "../webhooks/callbackQueue.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
 import { createAuthenticator, type Authenticate } from "./bearerAuth.js";
-import { createJobWaiter, type JobWaiter } from "./jobWaiter.js";
+import { redisUnavailable } from "./apiError.js";
 
 export interface ApiServices {
   readonly config: Config;
@@ -27,10 +27,19 @@ export interface ApiServices {
   readonly results: ResultStore;
   readonly batches: BatchStore;
   readonly settlement: JobSettlement;
-  readonly waiter: JobWaiter;
   readonly resolveHost: ResolveHost | undefined;
+  /**
+   * Resolves once Redis is connected, waiting out a reconnection (a killed
+   * connection is back within a few hundred ms); a 503 if it does not come
+   * back in time. Routes call it before their first Redis command, because
+   * BullMQ waits for a connection without limit and the request would hang.
+   */
+  whenRedisReady(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** How long a request waits for Redis to reconnect before it is answered 503. */
+const REDIS_WAIT_MS = 2_000;
 
 /**
  * `onError` hears connection trouble (a killed connection, Redis restarting);
@@ -43,9 +52,7 @@ export function createApiServices(
   onError: (error: Error) => void,
 ): ApiServices {
   const redis = createRedisConnection(config.redisUrl, "api", config.queuePrefix);
-  // The events stream blocks on XREAD, so it cannot share the command connection.
-  const events = createRedisConnection(config.redisUrl, "worker", config.queuePrefix);
-  for (const connection of [redis, events]) connection.on("error", onError);
+  redis.on("error", onError);
   const keys = serviceKeys(config.queuePrefix);
   const queue = createCompactionQueue(redis, {
     prefix: config.queuePrefix,
@@ -58,7 +65,6 @@ export function createApiServices(
   callbackQueue.on("error", onError);
   const results = new ResultStore(redis, keys, config.resultTtlSeconds);
   const batches = new BatchStore(redis, keys, config.resultTtlSeconds);
-  const waiter = createJobWaiter(events, config.queuePrefix, onError);
   return {
     config,
     metrics,
@@ -72,11 +78,24 @@ export function createApiServices(
     settlement: createJobSettlement(results, batches, async (url, event) => {
       await enqueueCallback(callbackQueue, { url, event });
     }),
-    waiter,
     resolveHost,
+    async whenRedisReady() {
+      if (redis.status === "ready") return;
+      await new Promise<void>((resolve, reject) => {
+        const ready = (): void => {
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          redis.off("ready", ready);
+          reject(redisUnavailable());
+        }, REDIS_WAIT_MS);
+        redis.once("ready", ready);
+      });
+    },
     async close() {
-      await Promise.allSettled([waiter.close(), queue.close(), callbackQueue.close()]);
-      await Promise.all([closeRedisConnection(redis), closeRedisConnection(events)]);
+      await Promise.allSettled([queue.close(), callbackQueue.close()]);
+      await closeRedisConnection(redis);
     },
   };
 }

@@ -47,6 +47,7 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
     const idempotencyKey = readIdempotencyKey(request);
     const batchId = idempotencyKey === undefined ? newBatchId() : idempotentBatchId(tenant, idempotencyKey);
     const requestDigest = idempotencyKey === undefined ? "" : requestDigestOf(body);
+    if (idempotencyKey !== undefined) await services.whenRedisReady();
     const existing = idempotencyKey === undefined ? undefined : await batches.get(batchId);
     if (existing !== undefined) {
       if (existing.tenant !== tenant || existing.requestDigest !== requestDigest) throw keyReused();
@@ -96,6 +97,7 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
   app.get("/v1/batches/:id", async (request) => {
     const tenant = services.authenticate(request.headers.authorization);
     const id = (request.params as { id: string }).id;
+    if (isBatchId(id)) await services.whenRedisReady();
     const record = isBatchId(id) ? await batches.get(id) : undefined;
     if (record === undefined || record.tenant !== tenant) throw new ApiError(404, "not_found", `no batch ${id}`);
     return viewBatch(services, record);

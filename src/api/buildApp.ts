@@ -12,10 +12,10 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } f
 import type { Config } from "../config.js";
 import { createMetrics, type Metrics } from "../metrics/metrics.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
-import { ApiError, type ErrorBody } from "./apiError.js";
+import { ApiError, redisUnavailable, type ErrorBody } from "./apiError.js";
 import { createApiServices } from "./apiServices.js";
 import { registerBatchRoutes } from "./batchRoutes.js";
-import { registerCompactionRoutes, RETRY_AFTER_SECONDS } from "./compactionRoutes.js";
+import { registerCompactionRoutes } from "./compactionRoutes.js";
 import { openapiDocument } from "./openapiDocument.js";
 
 export interface ApiDeps {
@@ -94,11 +94,7 @@ function inputError(error: FastifyError | Error): ApiError {
   if (known !== undefined) return new ApiError(known.status, known.code, known.message ?? error.message);
   const status = (error as FastifyError).statusCode;
   if (status !== undefined && status >= 400 && status < 500) return new ApiError(status, "bad_request", error.message);
-  if (isRedisUnavailable(error)) {
-    return new ApiError(503, "unavailable", "the queue's Redis cannot be reached; retry shortly", undefined, undefined, {
-      "retry-after": String(RETRY_AFTER_SECONDS),
-    });
-  }
+  if (isRedisUnavailable(error)) return redisUnavailable();
   return new ApiError(500, "internal_error", "internal error");
 }
 

@@ -7,14 +7,11 @@ import { backlogOf, submitCompaction } from "../queue/compactionQueue.js";
 import { broadcastCancel } from "../queue/cancelChannel.js";
 import { isFinished, viewJob, type JobView } from "../queue/jobView.js";
 import { CallbackUrlError, checkCallbackUrl } from "../webhooks/callbackUrl.js";
-import { ApiError, invalidField } from "./apiError.js";
+import { ApiError, invalidField, RETRY_AFTER_SECONDS } from "./apiError.js";
 import type { ApiServices } from "./apiServices.js";
 import { intake, parseRequestConversation, requestDigestOf } from "./compactionIntake.js";
-import { MAX_WAIT_SECONDS } from "./jobWaiter.js";
+import { MAX_WAIT_SECONDS, waitFor } from "./jobWaiter.js";
 import { compactionRequestSchema, parseBody } from "./requestSchemas.js";
-
-/** What a client waits before retrying a submission refused for backpressure. */
-export const RETRY_AFTER_SECONDS = 5;
 
 /** How long a DELETE waits for a running job's worker to confirm the abort before answering 202. */
 const CANCEL_CONFIRM_MS = 2_000;
@@ -30,6 +27,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
     const requestDigest = idempotencyKey === undefined ? "" : requestDigestOf(body);
     if (idempotencyKey !== undefined) {
       // A replay is answered from the job, even when the queue is full.
+      await services.whenRedisReady();
       const existing = await queue.getJob(jobId);
       if (existing !== undefined && existing.data.requestDigest !== requestDigest) throw keyReused();
       const view = await viewJob(queue, results, tenant, jobId);
@@ -68,14 +66,8 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
     const tenant = services.authenticate(request.headers.authorization);
     const wait = readWait(request);
     const id = (request.params as { id: string }).id;
-    let view = await findJob(services, tenant, id);
-    const deadline = Date.now() + wait * 1000;
-    const gone = abortOnClose(reply);
-    while (!isFinished(view.status) && Date.now() < deadline && !gone.aborted) {
-      await services.waiter.nextChange(id, deadline - Date.now(), gone);
-      view = (await viewJob(queue, results, tenant, id)) ?? view;
-    }
-    return view;
+    const view = await findJob(services, tenant, id);
+    return waitFor(view, reread(services, tenant, view), (current) => isFinished(current.status), Date.now() + wait * 1000, abortOnClose(reply));
   });
 
   app.delete("/v1/compactions/:id", async (request, reply) => {
@@ -109,19 +101,25 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
     }
     // Running (or just taken by a worker): ask whichever worker holds it to abort.
     await broadcastCancel(services.redis, services.keys, id);
-    const deadline = Date.now() + CANCEL_CONFIRM_MS;
-    let current = view;
-    const gone = abortOnClose(reply);
-    while (!isFinished(current.status) && Date.now() < deadline && !gone.aborted) {
-      await services.waiter.nextChange(id, deadline - Date.now(), gone);
-      current = (await viewJob(queue, results, tenant, id)) ?? current;
-    }
+    const current = await waitFor(
+      view,
+      reread(services, tenant, view),
+      (latest) => isFinished(latest.status),
+      Date.now() + CANCEL_CONFIRM_MS,
+      abortOnClose(reply),
+    );
     return reply.code(isFinished(current.status) ? 200 : 202).send(current);
   });
 }
 
+/** Reads the job again (keeping the last view if it has meanwhile expired). */
+function reread(services: ApiServices, tenant: string, last: JobView): () => Promise<JobView> {
+  return async () => (await viewJob(services.queue, services.results, tenant, last.id)) ?? last;
+}
+
 /** The job, or 404 for an unknown id and for another tenant's job alike. */
 async function findJob(services: ApiServices, tenant: string, id: string): Promise<JobView> {
+  if (isJobId(id)) await services.whenRedisReady();
   const view = isJobId(id) ? await viewJob(services.queue, services.results, tenant, id) : undefined;
   if (view === undefined) throw new ApiError(404, "not_found", `no compaction ${id}`);
   return view;
@@ -157,6 +155,7 @@ export function inFlight(jobId: string): ApiError {
 
 /** 429 when `jobs` more would take the backlog past the configured limit. */
 export async function ensureCapacity(services: ApiServices, jobs: number): Promise<void> {
+  await services.whenRedisReady();
   const backlog = await backlogOf(services.queue);
   if (backlog + jobs > services.config.maxBacklog) {
     throw new ApiError(

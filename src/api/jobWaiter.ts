@@ -1,62 +1,46 @@
 /**
  * `GET /v1/compactions/:id?wait=N`: holding a request until its job finishes.
  *
- * One QueueEvents stream per API process wakes every waiting request of a job
- * when BullMQ reports it completed, failed or removed; the request then reads
- * the job again and decides whether it is done (a failed attempt that will be
- * retried is not). The stream can miss events while it reconnects, so a
- * waiting request also looks again every second on its own: an event only
- * makes the answer faster, never makes it right.
+ * The request reads the job again every half second until it is finished or
+ * the wait is over. Polling rather than BullMQ's QueueEvents stream: a
+ * summarization takes seconds, so half a second of extra latency is noise,
+ * while an events stream needs a blocking connection per API process that
+ * BullMQ cannot close while Redis is unreachable (the process would never
+ * exit during an outage), and it misses events across reconnects anyway.
  */
-import { QueueEvents } from "bullmq";
-import type { Redis } from "ioredis";
-import { COMPACTION_QUEUE } from "../queue/queueNames.js";
 
 /** Longest `wait` a request may ask for, in seconds: below common proxy idle timeouts. */
 export const MAX_WAIT_SECONDS = 60;
 
-const RECHECK_MS = 1_000;
+const RECHECK_MS = 500;
 
-export interface JobWaiter {
-  /** Resolves on the job's next event, after `ms`, after a recheck period, or when `signal` aborts. */
-  nextChange(jobId: string, ms: number, signal: AbortSignal): Promise<void>;
-  close(): Promise<void>;
+/**
+ * Reads with `read` until `done` holds, `deadline` (epoch ms) passes or
+ * `signal` aborts (the client hung up); returns the last read.
+ */
+export async function waitFor<T>(
+  initial: T,
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  deadline: number,
+  signal: AbortSignal,
+): Promise<T> {
+  let value = initial;
+  while (!done(value) && Date.now() < deadline && !signal.aborted) {
+    await pause(Math.min(RECHECK_MS, deadline - Date.now()), signal);
+    if (!signal.aborted) value = await read();
+  }
+  return value;
 }
 
-/** `connection` is dedicated to the events stream (it blocks on XREAD). */
-export function createJobWaiter(connection: Redis, prefix: string, onError: (error: Error) => void): JobWaiter {
-  const events = new QueueEvents(COMPACTION_QUEUE, { connection, prefix });
-  const waiting = new Map<string, Set<() => void>>();
-  const wake = ({ jobId }: { jobId: string }): void => {
-    for (const resolve of waiting.get(jobId) ?? []) resolve();
-  };
-  events.on("completed", wake);
-  events.on("failed", wake);
-  events.on("removed", wake);
-  // A lost connection is retried by ioredis; the periodic recheck covers the gap.
-  events.on("error", onError);
-
-  return {
-    nextChange(jobId, ms, signal) {
-      return new Promise<void>((resolve) => {
-        const listeners = waiting.get(jobId) ?? new Set();
-        waiting.set(jobId, listeners);
-        const done = (): void => {
-          clearTimeout(timer);
-          signal.removeEventListener("abort", done);
-          listeners.delete(done);
-          if (listeners.size === 0) waiting.delete(jobId);
-          resolve();
-        };
-        const timer = setTimeout(done, Math.min(ms, RECHECK_MS));
-        listeners.add(done);
-        if (signal.aborted) done();
-        else signal.addEventListener("abort", done, { once: true });
-      });
-    },
-    async close() {
-      for (const listeners of waiting.values()) for (const resolve of listeners) resolve();
-      await events.close();
-    },
-  };
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
 }

@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { batchRequestSchema, compactionRequestSchema } from "./requestSchemas.js";
 import { MAX_WAIT_SECONDS } from "./jobWaiter.js";
-import { RETRY_AFTER_SECONDS } from "./compactionRoutes.js";
+import { RETRY_AFTER_SECONDS } from "./apiError.js";
 
 type Schema = Record<string, unknown>;
 

@@ -54,6 +54,12 @@ export interface RunningWorker extends RunningProcess {
  */
 const FINISH_SHARE = 0.8;
 
+/** How long a forced close may take (it only drops connections) before it is given up on. */
+const FORCE_CLOSE_MS = 1_000;
+
+/** How long /readyz waits for Redis to answer a PING. */
+const READY_PROBE_MS = 1_000;
+
 export async function runWorker(config: Config, options: WorkerOptions = {}): Promise<RunningWorker> {
   const metrics = options.metrics ?? createMetrics();
   const onError = options.onError ?? ((error: Error) => console.error(`compactd worker: ${error.message}`));
@@ -106,7 +112,10 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
       })
       .catch(onError);
   });
-  await listenForCancels(subscriber, keys, (jobId) => worker.cancelJob(jobId, CANCEL_REASON));
+  // Not awaited: a worker starts (and can be stopped) while Redis is still
+  // away. A cancel broadcast before the subscription is in place is covered by
+  // the cancellation flag the processor checks.
+  listenForCancels(subscriber, keys, (jobId) => worker.cancelJob(jobId, CANCEL_REASON)).catch(onError);
 
   const callbackWorker = createCallbackWorker({
     config,
@@ -131,7 +140,8 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
       port: config.metricsPort,
       probes: {
         "/healthz": () => ({ ok: consuming(), detail: { consuming: consuming() } }),
-        "/readyz": async () => ({ ok: (await redis.ping()) === "PONG" }),
+        // The worker's connections wait for Redis without limit; the probe must not.
+        "/readyz": async () => ({ ok: (await settledWithin(redis.ping(), READY_PROBE_MS)) === "PONG" }),
       },
     });
   }
@@ -145,11 +155,15 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     // aborted, which hands each back to the queue for another worker.
     if (!(await settledBy(workerClosed, finishBy))) {
       worker.cancelAllJobs(SHUTDOWN_REASON);
-      if (!(await settledBy(workerClosed, handBackBy))) await worker.close(true);
+      if (!(await settledBy(workerClosed, handBackBy))) await settledBy(worker.close(true), Date.now() + FORCE_CLOSE_MS);
     }
-    // A delivery in flight is cut off; its job's lock lapses and it is retried.
-    if (!(await settledBy(callbacksClosed, handBackBy))) await callbackWorker.worker.close(true);
-    await Promise.allSettled([collector.close(), server?.close(), compactionQueue.close(), callbackQueue.close()]);
+    // A delivery in flight is cut off; its lock lapses and it is retried.
+    if (!(await settledBy(callbacksClosed, handBackBy))) {
+      await settledBy(callbackWorker.worker.close(true), Date.now() + FORCE_CLOSE_MS);
+    }
+    const rest = Promise.allSettled([collector.close(), server?.close(), compactionQueue.close(), callbackQueue.close()]);
+    await settledBy(rest, Math.max(handBackBy, Date.now() + FORCE_CLOSE_MS));
+    // Whatever is still waiting on Redis (it may be down) is cut off with its connection.
     await Promise.all([redis, workerConnection, callbackConnection, subscriber].map(closeRedisConnection));
   };
 
@@ -165,12 +179,17 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
 
 /** Whether `promise` settles before the wall-clock time `deadline`. */
 async function settledBy(promise: Promise<unknown>, deadline: number): Promise<boolean> {
+  return (await settledWithin(promise.then(() => true, () => true), Math.max(0, deadline - Date.now()))) === true;
+}
+
+/** `promise`'s value if it fulfils within `ms`, else undefined. */
+async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()));
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
   });
   try {
-    return await Promise.race([promise.then(() => true, () => true), timeout]);
+    return await Promise.race([promise.catch(() => undefined), timeout]);
   } finally {
     clearTimeout(timer);
   }

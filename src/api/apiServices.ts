@@ -11,7 +11,7 @@ import { createJobSettlement, type JobSettlement } from "../queue/jobSettlement.
 import { serviceKeys, type ServiceKeys } from "../queue/queueNames.js";
 import { closeRedisConnection, createRedisConnection } from "../queue/redisConnection.js";
 import { ResultStore } from "../queue/resultStore.js";
-import { createCallbackQueue, enqueueCallback, type CallbackQueue } from "../webhooks/callbackQueue.js";
+import { createCallbackQueue, type CallbackQueue } from "../webhooks/callbackQueue.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
 import { createAuthenticator, type Authenticate } from "./bearerAuth.js";
 import { redisUnavailable } from "./apiError.js";
@@ -75,9 +75,7 @@ export function createApiServices(
     callbackQueue,
     results,
     batches,
-    settlement: createJobSettlement(results, batches, async (url, event) => {
-      await enqueueCallback(callbackQueue, { url, event });
-    }),
+    settlement: createJobSettlement(results, batches, callbackQueue),
     resolveHost,
     async whenRedisReady() {
       if (redis.status === "ready") return;

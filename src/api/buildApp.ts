@@ -12,7 +12,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } f
 import type { Config } from "../config.js";
 import { createMetrics, type Metrics } from "../metrics/metrics.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
-import { ApiError, redisUnavailable, type ErrorBody } from "./apiError.js";
+import { ApiError, redisUnavailable } from "./apiError.js";
 import { createApiServices } from "./apiServices.js";
 import { registerBatchRoutes } from "./batchRoutes.js";
 import { registerCompactionRoutes } from "./compactionRoutes.js";
@@ -104,5 +104,3 @@ function isRedisUnavailable(error: Error): boolean {
     /Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|Stream isn't writeable/.test(error.message)
   );
 }
-
-export type { ErrorBody };

@@ -9,10 +9,12 @@
  * callback's webhook id is derived from the job id, so the callback queue
  * delivers it once; the batch hash is keyed by job id.
  */
+import { enqueueCallback, type CallbackQueue } from "../webhooks/callbackQueue.js";
 import type { CompactionJobData } from "./compactionJob.js";
 import type { BatchStore } from "./batchStore.js";
 import type { FinalOutcome, FinalStatus, JobError, ResultStore, StoredResult } from "./resultStore.js";
 
+/** The events this service sends, in the shape receivers get them. */
 export type CallbackEvent =
   | {
       readonly type: "compaction.completed";
@@ -42,9 +44,6 @@ export interface BatchSummary {
   readonly items: readonly { readonly id?: string; readonly status: string; readonly inFlightId?: string }[];
 }
 
-/** Queues a signed delivery of `event` to `url` (the callback queue). */
-export type EnqueueCallback = (url: string, event: CallbackEvent) => Promise<void>;
-
 export interface SettledJob {
   readonly id: string;
   readonly data: CompactionJobData;
@@ -57,7 +56,11 @@ export interface JobSettlement {
   completeBatch(batchId: string): Promise<void>;
 }
 
-export function createJobSettlement(results: ResultStore, batches: BatchStore, enqueueCallback: EnqueueCallback): JobSettlement {
+export function createJobSettlement(results: ResultStore, batches: BatchStore, callbacks: CallbackQueue): JobSettlement {
+  const notify = async (url: string, event: CallbackEvent): Promise<void> => {
+    await enqueueCallback(callbacks, { url, event });
+  };
+
   const completeBatch = async (batchId: string): Promise<void> => {
     const record = await batches.get(batchId);
     if (record?.callbackUrl === undefined) return;
@@ -67,7 +70,7 @@ export function createJobSettlement(results: ResultStore, batches: BatchStore, e
     );
     const counts: Record<string, number> = {};
     for (const item of items) counts[item.status] = (counts[item.status] ?? 0) + 1;
-    await enqueueCallback(record.callbackUrl, {
+    await notify(record.callbackUrl, {
       type: "batch.completed",
       id: batchId,
       conversationId: null,
@@ -84,7 +87,7 @@ export function createJobSettlement(results: ResultStore, batches: BatchStore, e
       if (data.callbackUrl !== undefined) {
         const conversationId = data.conversationId ?? null;
         const metadata = data.metadata ?? null;
-        await enqueueCallback(
+        await notify(
           data.callbackUrl,
           recorded.status === "completed"
             ? { type: "compaction.completed", id: job.id, conversationId, result: recorded.result, metadata }

@@ -24,7 +24,7 @@ import { COMPACTION_QUEUE, serviceKeys } from "../queue/queueNames.js";
 import { closeRedisConnection, createRedisConnection } from "../queue/redisConnection.js";
 import { ResultStore } from "../queue/resultStore.js";
 import type { RunningProcess } from "../queue/runningProcess.js";
-import { createCallbackQueue, enqueueCallback } from "../webhooks/callbackQueue.js";
+import { createCallbackQueue } from "../webhooks/callbackQueue.js";
 import { createCallbackWorker } from "../webhooks/callbackWorker.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
 import { CANCEL_REASON, createCompactionProcessor, SHUTDOWN_REASON, type CompactionReturn } from "./compactionProcessor.js";
@@ -82,9 +82,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
   callbackQueue.on("error", onError);
   const results = new ResultStore(redis, keys, config.resultTtlSeconds);
   const batches = new BatchStore(redis, keys, config.resultTtlSeconds);
-  const settlement = createJobSettlement(results, batches, async (url, event) => {
-    await enqueueCallback(callbackQueue, { url, event });
-  });
+  const settlement = createJobSettlement(results, batches, callbackQueue);
 
   const worker = new Worker<CompactionJobData, CompactionReturn>(
     COMPACTION_QUEUE,

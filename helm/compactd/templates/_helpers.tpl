@@ -200,19 +200,30 @@ namespace="{{ .Release.Namespace }}", release="{{ .Release.Name }}"
 {{- end }}
 
 {{/*
+The Redis URL KEDA's connection settings are read from: redis.url, unless
+keda.redis.address is given or Redis is bundled or comes from a Secret.
+*/}}
+{{- define "compactd.kedaRedisUrl" -}}
+{{- if not (or .Values.keda.redis.address .Values.redis.deploy .Values.redis.existingSecret) }}
+{{- .Values.redis.url }}
+{{- end }}
+{{- end }}
+
+{{/*
 host:port KEDA's Redis scaler connects to: keda.redis.address, else the
 bundled Redis, else the host of redis.url (KEDA wants a port).
 */}}
 {{- define "compactd.kedaRedisAddress" -}}
+{{- $url := include "compactd.kedaRedisUrl" . }}
 {{- if .Values.keda.redis.address }}
 {{- .Values.keda.redis.address }}
 {{- else if .Values.redis.deploy }}
 {{- printf "%s:6379" (include "compactd.redisName" .) }}
-{{- else if .Values.redis.existingSecret }}
-{{- required "keda.redis.address (host:port) is required when the Redis URL comes from redis.existingSecret" .Values.keda.redis.address }}
-{{- else }}
-{{- $host := (urlParse .Values.redis.url).host }}
+{{- else if $url }}
+{{- $host := (urlParse $url).host }}
 {{- if contains ":" $host }}{{ $host }}{{ else }}{{ printf "%s:6379" $host }}{{ end }}
+{{- else }}
+{{- required "keda.redis.address (host:port) is required when the Redis URL comes from redis.existingSecret" .Values.keda.redis.address }}
 {{- end }}
 {{- end }}
 
@@ -221,7 +232,7 @@ An alert's runbook link: the section of docs/OPERATIONS.md named after it.
 Called with (dict "ctx" $ "alert" "CompactdJobsFailing").
 */}}
 {{- define "compactd.runbook" -}}
-{{- with .ctx.Values.metrics.prometheusRule.runbookBaseUrl }}
+{{- with .ctx.Values.metrics.prometheusRule.runbookBaseUrl -}}
 runbook_url: {{ printf "%s#%s" . (lower $.alert) | quote }}
 {{- end }}
 {{- end }}

@@ -80,25 +80,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
     }
     // The flag first: whichever worker takes or finishes the job from now on sees it.
     await results.markCancelled(id);
-    const job = await queue.getJob(id);
-    const state = await queue.getJobState(id);
-    if (job !== undefined && (state === "waiting" || state === "prioritized" || state === "delayed")) {
-      if ((await queue.remove(id)) === 1) {
-        await results.saveTombstone(id, {
-          tenant,
-          reason: job.data.reason,
-          attempts: job.attemptsStarted,
-          createdAt: job.timestamp,
-          ...(job.data.conversationId !== undefined && { conversationId: job.data.conversationId }),
-          ...(job.data.metadata !== undefined && { metadata: job.data.metadata }),
-          ...(job.data.batchId !== undefined && { batchId: job.data.batchId }),
-        });
-        const error = { code: "cancelled", message: "the compaction was cancelled before it started" };
-        const recorded = await services.settlement.settle({ id, data: job.data }, { status: "cancelled", finishedAt: Date.now(), error });
-        if (recorded.status === "cancelled") metrics.jobsTotal.inc({ reason: job.data.reason, outcome: "cancelled" });
-        return (await viewJob(queue, results, tenant, id)) ?? view;
-      }
-    }
+    if (await removeIfQueued(services, tenant, id)) return (await viewJob(queue, results, tenant, id)) ?? view;
     // Running (or just taken by a worker): ask whichever worker holds it to abort.
     await broadcastCancel(services.redis, services.keys, id);
     const current = await waitFor(
@@ -110,6 +92,39 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
     );
     return reply.code(isFinished(current.status) ? 200 : 202).send(current);
   });
+}
+
+/**
+ * Takes a job that no worker holds (waiting, prioritized, or in retry backoff)
+ * out of the queue and settles it as cancelled; false when a worker has it.
+ * BullMQ refuses to remove a locked job, so a worker taking the job at this
+ * very moment makes the removal fail rather than race it.
+ */
+async function removeIfQueued(services: ApiServices, tenant: string, id: string): Promise<boolean> {
+  const { queue, results, metrics } = services;
+  const job = await queue.getJob(id);
+  const state = await queue.getJobState(id);
+  if (job === undefined || !(state === "waiting" || state === "prioritized" || state === "delayed")) return false;
+  if ((await queue.remove(id)) !== 1) return false;
+  const { data } = job;
+  await results.saveTombstone(id, {
+    tenant,
+    reason: data.reason,
+    attempts: job.attemptsStarted,
+    createdAt: job.timestamp,
+    ...(data.conversationId !== undefined && { conversationId: data.conversationId }),
+    ...(data.metadata !== undefined && { metadata: data.metadata }),
+    ...(data.batchId !== undefined && { batchId: data.batchId }),
+  });
+  const outcome = {
+    status: "cancelled",
+    finishedAt: Date.now(),
+    error: { code: "cancelled", message: "the compaction was cancelled before it started" },
+  } as const;
+  if ((await services.settlement.settle({ id, data }, outcome)) === outcome) {
+    metrics.jobsTotal.inc({ reason: data.reason, outcome: "cancelled" });
+  }
+  return true;
 }
 
 /** Reads the job again (keeping the last view if it has meanwhile expired). */

@@ -54,7 +54,7 @@ export interface RunningWorker extends RunningProcess {
  */
 const FINISH_SHARE = 0.8;
 
-/** How long a forced close may take (it only drops connections) before it is given up on. */
+/** How long dropping the connections of a close that missed its deadline may take. */
 const FORCE_CLOSE_MS = 1_000;
 
 /** How long /readyz waits for Redis to answer a PING. */
@@ -151,13 +151,16 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     const callbacksClosed = callbackWorker.close();
     // Active compactions get most of the deadline to finish; then the rest are
     // aborted, which hands each back to the queue for another worker.
+    // Past the deadline (Redis gone, say), the connections are dropped under
+    // whatever still waits on them; unfinished jobs' locks lapse and other
+    // workers take them over.
     if (!(await settledBy(workerClosed, finishBy))) {
       worker.cancelAllJobs(SHUTDOWN_REASON);
-      if (!(await settledBy(workerClosed, handBackBy))) await settledBy(worker.close(true), Date.now() + FORCE_CLOSE_MS);
+      if (!(await settledBy(workerClosed, handBackBy))) await settledBy(worker.disconnect(), Date.now() + FORCE_CLOSE_MS);
     }
-    // A delivery in flight is cut off; its lock lapses and it is retried.
+    // A delivery in flight is cut off the same way, and retried elsewhere.
     if (!(await settledBy(callbacksClosed, handBackBy))) {
-      await settledBy(callbackWorker.worker.close(true), Date.now() + FORCE_CLOSE_MS);
+      await settledBy(callbackWorker.worker.disconnect(), Date.now() + FORCE_CLOSE_MS);
     }
     const rest = Promise.allSettled([collector.close(), server?.close(), compactionQueue.close(), callbackQueue.close()]);
     await settledBy(rest, Math.max(handBackBy, Date.now() + FORCE_CLOSE_MS));

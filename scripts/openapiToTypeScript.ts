@@ -1,5 +1,5 @@
 /**
- * Writes src/client/apiTypes.ts from the API's OpenAPI document: one exported
+ * Writes src/client/apiTypes.ts from the API's OpenAPI document (docs/openapi.json): one exported
  * type per component schema. test/client/apiTypes.test.ts regenerates it on
  * every run and fails when the committed file differs, so the client's types
  * cannot drift from what the API validates and answers.
@@ -14,8 +14,8 @@ export function openapiToTypeScript(document: Schema): string {
     "/**",
     " * The request and response bodies of the compactd HTTP API.",
     " *",
-    " * Generated from the API's OpenAPI document (src/api/openapiDocument.ts, served",
-    ` * at GET /openapi.json) by scripts/openapiToTypeScript.ts. Do not edit; run`,
+    " * Generated from the API's OpenAPI document (docs/openapi.json, what GET",
+    ` * /openapi.json serves) by scripts/openapiToTypeScript.ts. Do not edit; run`,
     ` * \`${API_TYPES_REGENERATE}\` after changing the API.`,
     " */",
   ];

@@ -1,8 +1,8 @@
 /**
  * The request and response bodies of the compactd HTTP API.
  *
- * Generated from the API's OpenAPI document (src/api/openapiDocument.ts, served
- * at GET /openapi.json) by scripts/openapiToTypeScript.ts. Do not edit; run
+ * Generated from the API's OpenAPI document (docs/openapi.json, what GET
+ * /openapi.json serves) by scripts/openapiToTypeScript.ts. Do not edit; run
  * `npx vitest run test/client/apiTypes.test.ts -u` after changing the API.
  */
 

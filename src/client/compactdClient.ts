@@ -119,7 +119,7 @@ export class CompactdClient {
   }
 
   /** A compaction's status and, once completed, its result. */
-  get(id: string, options: GetOptions = {}): Promise<Job> {
+  async get(id: string, options: GetOptions = {}): Promise<Job> {
     return this.follow(id, deadlineAfter(Date.now(), options.wait ?? 0), options.signal);
   }
 

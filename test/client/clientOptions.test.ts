@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { CompactdClient } from "../../src/client/index.js";
+
+describe("CompactdClient options", () => {
+  it("names the option at fault instead of failing on the first call", () => {
+    expect(() => new CompactdClient({ baseUrl: "compactd:8080", apiKey: "k" })).toThrow(/^baseUrl: must be an http\(s\) URL/);
+    expect(() => new CompactdClient({ baseUrl: "http://compactd:8080", apiKey: "" })).toThrow(/^apiKey:/);
+  });
+
+  it("refuses a negative or non-numeric wait before sending anything", async () => {
+    let calls = 0;
+    const client = new CompactdClient({
+      baseUrl: "http://compactd:8080/",
+      apiKey: "k",
+      fetch: async () => {
+        calls++;
+        return new Response("{}");
+      },
+    });
+    await expect(client.get("cmp_1", { wait: -1 })).rejects.toThrow(/^wait: must be a number of seconds/);
+    await expect(client.compact({ messages: [], contextWindow: 1 }, { wait: Number.NaN })).rejects.toThrow(/^wait:/);
+    expect(calls).toBe(0);
+  });
+
+  it("sends the key as a Bearer token to the base URL without a doubled slash", async () => {
+    const seen: { url: string; authorization: string | null }[] = [];
+    const client = new CompactdClient({
+      baseUrl: "http://compactd:8080/",
+      apiKey: "key-1",
+      fetch: async (input, init) => {
+        seen.push({ url: String(input), authorization: new Headers(init?.headers).get("authorization") });
+        return new Response(JSON.stringify({ id: "bat_1", status: "running", createdAt: "", counts: {}, items: [] }));
+      },
+    });
+    await client.getBatch("bat_1");
+    expect(seen).toEqual([{ url: "http://compactd:8080/v1/batches/bat_1", authorization: "Bearer key-1" }]);
+  });
+});

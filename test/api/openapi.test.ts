@@ -25,6 +25,7 @@ beforeAll(async () => {
   h = await startServiceHarness("openapi", { env: { ANTHROPIC_API_KEY: "" } });
   document = (await h.app.inject({ method: "GET", url: "/openapi.json" })).json();
   ajv = new Ajv2020({ strict: false });
+  ajv.addFormat("date-time", (value: string) => /^\d{4}-\d\d-\d\dT/.test(value) && !Number.isNaN(Date.parse(value)));
   ajv.addSchema(document, "openapi");
 });
 

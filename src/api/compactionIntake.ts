@@ -46,7 +46,8 @@ export function parseRequestConversation(request: BatchItemRequest, fieldPrefix:
 /** Decides whether there is anything to compact and, if so, builds the job. */
 export async function intake(request: BatchItemRequest, conversation: Conversation, context: IntakeContext): Promise<Intake> {
   const settings = normalizeSettings({ ...request.settings, maxContextTokens: request.contextWindow });
-  const preparation = prepare(conversation, settings, new TokenEstimator({ usageTokens: request.usageTokens }));
+  const estimator = new TokenEstimator({ usageTokens: request.usageTokens });
+  const preparation = prepare(conversation, settings, estimator);
   if (preparation === null) return { kind: "nothing_to_compact" };
 
   const payload: ConversationPayload = {
@@ -62,6 +63,7 @@ export async function intake(request: BatchItemRequest, conversation: Conversati
     reason: request.reason,
     submissionId: randomUUID(),
     requestDigest: context.requestDigest,
+    tokenCounts: estimator.knownCounts(conversation),
     ...defined({
       conversationId: request.conversationId,
       callbackUrl: context.callbackUrl,

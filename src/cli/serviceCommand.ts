@@ -51,8 +51,14 @@ export async function runService(kind: ServiceKind, io: Io, options: ServiceOpti
   } finally {
     // Close in reverse order: the API stops taking requests before the worker stops taking jobs.
     for (const started of running.reverse()) await started.close();
+    // Everything is closed; a connection the libraries still hold (Redis gone
+    // during shutdown) must not keep the process alive past its grace period.
+    setTimeout(() => process.exit(process.exitCode ?? EXIT.compacted), EXIT_GRACE_MS).unref();
   }
 }
+
+/** How long a closed service may linger for stray handles before it exits anyway. */
+const EXIT_GRACE_MS = 2_000;
 
 function serviceConfig(kind: ServiceKind, io: Io): Config {
   let config: Config;

@@ -4,6 +4,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Reason } from "../core/compactor.js";
 import type { FormatOption } from "../core/formats/parseConversation.js";
+import type { KnownTokenCounts } from "../core/tokenEstimator.js";
 
 /** The part of the request that is large: stored compressed (see payloadCodec.ts). */
 export interface ConversationPayload {
@@ -43,6 +44,12 @@ export interface CompactionJobData {
   readonly submissionId: string;
   /** SHA-256 of the request, so one idempotency key reused for another request is refused. */
   readonly requestDigest: string;
+  /**
+   * The exact token counts the API made deciding to enqueue, so the worker
+   * does not tokenize the same messages again. Absent on jobs queued before
+   * they were recorded.
+   */
+  readonly tokenCounts?: KnownTokenCounts;
 }
 
 /** BullMQ job name; one kind of job per queue, the name is for dashboards. */

@@ -115,6 +115,7 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
         signal,
         ...(data.usageTokens !== undefined && { usageTokens: data.usageTokens }),
         ...(data.instructions !== undefined && { instructions: data.instructions }),
+        ...(data.tokenCounts !== undefined && { knownCounts: data.tokenCounts }),
       });
     } catch (err) {
       if (signal.aborted) {

@@ -307,3 +307,17 @@ describe("Compactor with a summarizer whose window the request filled", () => {
     expect(calls).toBe(result.splitTurn ? 2 : 1);
   });
 });
+
+describe("Compactor given the counts an earlier step of the job made", () => {
+  it("uses them instead of tokenizing the messages again", async () => {
+    const raw = conversation(...Array.from({ length: 4 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 })));
+    const conv = parseConversation(raw);
+    const compactor = createCompactor({ settings: { maxContextTokens: 1_000_000, keepRecentTokens: 8_000 }, summarizer: scriptedSummarizer() })!;
+    // Counts of 1000 per message, far from the real ones: only used counts can produce this total.
+    const known = { messages: conv.messages.map((m) => [m.index, 1_000] as const) };
+    const result = await compactor.compact(conv, { reason: "manual", knownCounts: known });
+    expect(result.tokensBefore).toBe(1_000 * raw.length);
+    // 8 messages fit 8000 tokens, but the eighth from the end is a tool result: the tail starts one later.
+    expect(raw.length - result.firstKeptIndex).toBe(7);
+  });
+});

@@ -5,13 +5,14 @@
 import type { Redis } from "ioredis";
 import type { Config } from "../config.js";
 import type { Metrics } from "../metrics/metrics.js";
-import { BatchStore } from "../queue/batchStore.js";
-import { createCompactionQueue, type CompactionQueue } from "../queue/compactionQueue.js";
-import { createJobSettlement, type JobSettlement } from "../queue/jobSettlement.js";
-import { serviceKeys, type ServiceKeys } from "../queue/queueNames.js";
+import type { BatchStore } from "../queue/batchStore.js";
+import type { CompactionQueue } from "../queue/compactionQueue.js";
+import type { JobSettlement } from "../queue/jobSettlement.js";
+import type { ServiceKeys } from "../queue/queueNames.js";
+import { openQueueStores } from "../queue/queueStores.js";
 import { closeRedisConnection, createRedisConnection } from "../queue/redisConnection.js";
-import { ResultStore } from "../queue/resultStore.js";
-import { createCallbackQueue, type CallbackQueue } from "../webhooks/callbackQueue.js";
+import type { ResultStore } from "../queue/resultStore.js";
+import type { CallbackQueue } from "../webhooks/callbackQueue.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
 import { createAuthenticator, type Authenticate } from "./bearerAuth.js";
 import { redisUnavailable } from "./apiError.js";
@@ -53,29 +54,18 @@ export function createApiServices(
 ): ApiServices {
   const redis = createRedisConnection(config.redisUrl, "api", config.queuePrefix);
   redis.on("error", onError);
-  const keys = serviceKeys(config.queuePrefix);
-  const queue = createCompactionQueue(redis, {
-    prefix: config.queuePrefix,
-    attempts: config.jobAttempts,
-    backoffMs: config.jobBackoffMs,
-    retentionSeconds: config.resultTtlSeconds,
-  });
-  const callbackQueue = createCallbackQueue(redis, config);
-  queue.on("error", onError);
-  callbackQueue.on("error", onError);
-  const results = new ResultStore(redis, keys, config.resultTtlSeconds);
-  const batches = new BatchStore(redis, keys, config.resultTtlSeconds);
+  const stores = openQueueStores(redis, config, onError);
   return {
     config,
     metrics,
     authenticate: createAuthenticator(config.apiKeys),
     redis,
-    keys,
-    queue,
-    callbackQueue,
-    results,
-    batches,
-    settlement: createJobSettlement(results, batches, callbackQueue),
+    keys: stores.keys,
+    queue: stores.compactionQueue,
+    callbackQueue: stores.callbackQueue,
+    results: stores.results,
+    batches: stores.batches,
+    settlement: stores.settlement,
     resolveHost,
     async whenRedisReady() {
       if (redis.status === "ready") return;
@@ -92,7 +82,7 @@ export function createApiServices(
       });
     },
     async close() {
-      await Promise.allSettled([queue.close(), callbackQueue.close()]);
+      await stores.close();
       await closeRedisConnection(redis);
     },
   };

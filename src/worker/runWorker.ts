@@ -15,16 +15,12 @@ import type { Config } from "../config.js";
 import { createMetrics, type Metrics } from "../metrics/metrics.js";
 import { startMetricsServer, type MetricsServer } from "../metrics/metricsServer.js";
 import { startQueueJobsCollector } from "../metrics/queueJobsCollector.js";
-import { BatchStore } from "../queue/batchStore.js";
 import { listenForCancels } from "../queue/cancelChannel.js";
 import type { CompactionJobData } from "../queue/compactionJob.js";
-import { createCompactionQueue } from "../queue/compactionQueue.js";
-import { createJobSettlement } from "../queue/jobSettlement.js";
-import { COMPACTION_QUEUE, serviceKeys } from "../queue/queueNames.js";
+import { COMPACTION_QUEUE } from "../queue/queueNames.js";
+import { openQueueStores } from "../queue/queueStores.js";
 import { closeRedisConnection, createRedisConnection } from "../queue/redisConnection.js";
-import { ResultStore } from "../queue/resultStore.js";
 import type { RunningProcess } from "../queue/runningProcess.js";
-import { createCallbackQueue } from "../webhooks/callbackQueue.js";
 import { createCallbackWorker } from "../webhooks/callbackWorker.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
 import { CANCEL_REASON, createCompactionProcessor, SHUTDOWN_REASON, type CompactionReturn } from "./compactionProcessor.js";
@@ -63,7 +59,6 @@ const READY_PROBE_MS = 1_000;
 export async function runWorker(config: Config, options: WorkerOptions = {}): Promise<RunningWorker> {
   const metrics = options.metrics ?? createMetrics();
   const onError = options.onError ?? ((error: Error) => console.error(`compactd worker: ${error.message}`));
-  const keys = serviceKeys(config.queuePrefix);
 
   const redis = createRedisConnection(config.redisUrl, "worker", config.queuePrefix);
   const workerConnection = createRedisConnection(config.redisUrl, "worker", config.queuePrefix);
@@ -71,18 +66,8 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
   const subscriber = createRedisConnection(config.redisUrl, "subscriber", config.queuePrefix);
   for (const connection of [redis, workerConnection, callbackConnection, subscriber]) connection.on("error", onError);
 
-  const compactionQueue = createCompactionQueue(redis, {
-    prefix: config.queuePrefix,
-    attempts: config.jobAttempts,
-    backoffMs: config.jobBackoffMs,
-    retentionSeconds: config.resultTtlSeconds,
-  });
-  const callbackQueue = createCallbackQueue(redis, config);
-  compactionQueue.on("error", onError);
-  callbackQueue.on("error", onError);
-  const results = new ResultStore(redis, keys, config.resultTtlSeconds);
-  const batches = new BatchStore(redis, keys, config.resultTtlSeconds);
-  const settlement = createJobSettlement(results, batches, callbackQueue);
+  const stores = openQueueStores(redis, config, onError);
+  const { keys, compactionQueue, callbackQueue, results, settlement } = stores;
 
   const worker = new Worker<CompactionJobData, CompactionReturn>(
     COMPACTION_QUEUE,
@@ -162,7 +147,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     if (!(await settledBy(callbacksClosed, handBackBy))) {
       await settledBy(callbackWorker.worker.disconnect(), Date.now() + FORCE_CLOSE_MS);
     }
-    const rest = Promise.allSettled([collector.close(), server?.close(), compactionQueue.close(), callbackQueue.close()]);
+    const rest = Promise.allSettled([collector.close(), server?.close(), stores.close()]);
     await settledBy(rest, Math.max(handBackBy, Date.now() + FORCE_CLOSE_MS));
     // Whatever is still waiting on Redis (it may be down) is cut off with its connection.
     await Promise.all([redis, workerConnection, callbackConnection, subscriber].map(closeRedisConnection));

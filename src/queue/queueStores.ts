@@ -1,0 +1,52 @@
+/**
+ * The queues and stores every service process opens on one Redis connection:
+ * the compaction queue, the callback queue, job outcomes, batch records and
+ * the settlement that ties them together. The API and the worker open them
+ * the same way so both agree on retention, retries and key names.
+ */
+import type { Redis } from "ioredis";
+import type { Config } from "../config.js";
+import { createCallbackQueue, type CallbackQueue } from "../webhooks/callbackQueue.js";
+import { BatchStore } from "./batchStore.js";
+import { createCompactionQueue, type CompactionQueue } from "./compactionQueue.js";
+import { createJobSettlement, type JobSettlement } from "./jobSettlement.js";
+import { serviceKeys, type ServiceKeys } from "./queueNames.js";
+import { ResultStore } from "./resultStore.js";
+
+export interface QueueStores {
+  readonly keys: ServiceKeys;
+  readonly compactionQueue: CompactionQueue;
+  readonly callbackQueue: CallbackQueue;
+  readonly results: ResultStore;
+  readonly batches: BatchStore;
+  readonly settlement: JobSettlement;
+  /** Closes both queues; the connection stays the caller's. */
+  close(): Promise<void>;
+}
+
+/** `onError` hears the queues' connection trouble; ioredis reconnects by itself. */
+export function openQueueStores(redis: Redis, config: Config, onError: (error: Error) => void): QueueStores {
+  const keys = serviceKeys(config.queuePrefix);
+  const compactionQueue = createCompactionQueue(redis, {
+    prefix: config.queuePrefix,
+    attempts: config.jobAttempts,
+    backoffMs: config.jobBackoffMs,
+    retentionSeconds: config.resultTtlSeconds,
+  });
+  const callbackQueue = createCallbackQueue(redis, config);
+  compactionQueue.on("error", onError);
+  callbackQueue.on("error", onError);
+  const results = new ResultStore(redis, keys, config.resultTtlSeconds);
+  const batches = new BatchStore(redis, keys, config.resultTtlSeconds);
+  return {
+    keys,
+    compactionQueue,
+    callbackQueue,
+    results,
+    batches,
+    settlement: createJobSettlement(results, batches, callbackQueue),
+    async close() {
+      await Promise.allSettled([compactionQueue.close(), callbackQueue.close()]);
+    },
+  };
+}

@@ -17,6 +17,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { test } from "vitest";
 import { corpusDir, listCorpusConversations, loadPiSession, piSessionFiles, type CorpusConversation } from "../test/helpers/corpus.js";
+import { parseConversation } from "../src/core/formats/parseConversation.js";
 import { TokenEstimator } from "../src/core/tokenEstimator.js";
 import { generatedConversation } from "./generated.js";
 import {
@@ -27,7 +28,6 @@ import {
   measureParsed,
   measureRow,
   measureTimings,
-  parsedOnce,
   RESERVE_TOKENS,
   workload,
   type Row,
@@ -71,14 +71,14 @@ function shortName(name: string): string {
 
 /** Brings the JIT and the merge cache to a steady state before anything is recorded. */
 function warmUp(conversation: CorpusConversation): void {
-  const work = workload(conversation.input, parsedOnce(conversation.input, conversation.name), CORPUS_WINDOW);
+  const work = workload(conversation.input, parseConversation(conversation.input), CORPUS_WINDOW);
   interleavedRuns([work.fullPass, work.prepare], 5);
 }
 
 function tauSummary(tasks: readonly CorpusConversation[]): TauSummary | undefined {
   const first = tasks[0];
   if (first === undefined) return undefined;
-  const parsed = tasks.map((task) => ({ input: task.input, conversation: parsedOnce(task.input, task.name) }));
+  const parsed = tasks.map((task) => ({ input: task.input, conversation: parseConversation(task.input) }));
   const timings = measureTimings(batchWorkload(parsed.map((p) => workload(p.input, p.conversation, CORPUS_WINDOW))), RUNS);
   const accuracy = parsed.map((p) => ({ messages: p.conversation.messages.length, ...measureAccuracy(p.conversation, CORPUS_WINDOW) }));
   const sum = (f: (a: (typeof accuracy)[number]) => number) => accuracy.reduce((s, a) => s + f(a), 0);
@@ -107,7 +107,7 @@ function generatedRows(): { rows: Row[]; growth: GrowthRow[] } {
   for (const size of GENERATED_SIZES) {
     const input = generatedConversation(size);
     const name = `generated ~${size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`}`;
-    const conversation = parsedOnce(input, name);
+    const conversation = parseConversation(input);
     const exact = exactTotal(conversation, new TokenEstimator());
     // One token over the threshold (window − reserve): the moment an agent compacts.
     const crossedWindow = exact + RESERVE_TOKENS - 1;
@@ -133,7 +133,7 @@ function piRows(): PiRow[] {
     const name = path.relative(corpusDir, file).replace(/\.jsonl$/, "");
     progress(`pi ${name}`);
     const input = loadPiSession(file);
-    const conversation = parsedOnce(input, name);
+    const conversation = parseConversation(input);
     const branch = piBranch(file);
     const pi = piSettings(KEEP_RECENT_TOKENS, RESERVE_TOKENS);
     const work = workload(input, conversation, CORPUS_WINDOW);

@@ -8,7 +8,7 @@ import type { Conversation } from "../src/core/message.js";
 import { prepare } from "../src/core/prepare.js";
 import { normalizeSettings } from "../src/core/settings.js";
 import { TokenEstimator } from "../src/core/tokenEstimator.js";
-import { checkPricedText, conversationText, exactTotal, PLAIN_TEXT } from "./pricedText.js";
+import { conversationText, exactTotal, PLAIN_TEXT } from "./pricedText.js";
 import { findCutPoint } from "../src/core/cutPoint.js";
 import { interleavedRuns, median, ratioSpread, type Spread } from "./timing.js";
 
@@ -60,12 +60,6 @@ export interface RunCounts {
 
 function settingsFor(windowTokens: number) {
   return normalizeSettings({ maxContextTokens: windowTokens, reserveTokens: RESERVE_TOKENS, keepRecentTokens: KEEP_RECENT_TOKENS });
-}
-
-export function parsedOnce(input: unknown, name: string): Conversation {
-  const conversation = parseConversation(input);
-  checkPricedText(conversation, name);
-  return conversation;
 }
 
 /** The three timed calls of one row. */
@@ -150,7 +144,7 @@ export function measureParsed(name: string, input: unknown, conversation: Conver
 }
 
 export function measureRow(name: string, input: unknown, windowTokens: number, runs: RunCounts): Row {
-  return measureParsed(name, input, parsedOnce(input, name), windowTokens, runs);
+  return measureParsed(name, input, parseConversation(input), windowTokens, runs);
 }
 
 /** Exact tokens of a tail given as compactd input (pi's kept tail). */

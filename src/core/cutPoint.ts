@@ -34,7 +34,8 @@ export interface CutPoint {
  * results): if even that is over the budget it is kept anyway, because a tail
  * without the newest call is no conversation the model can continue.
  *
- * Only the messages the walk visits are tokenized; older ones are never looked at.
+ * Only the messages the walk visits are tokenized; older ones are never looked
+ * at, and when byte lengths alone prove that everything fits, nothing is.
  */
 export function findCutPoint(
   messages: readonly Message[],
@@ -42,6 +43,7 @@ export function findCutPoint(
   keepRecentTokens: number,
   estimator: TokenEstimator,
 ): CutPoint {
+  if (fitsWithoutCounting(messages, start, keepRecentTokens, estimator)) return noCut(start);
   const cuttable = cuttableIndexes(messages, start);
   let sum = 0;
   let best = -1;
@@ -64,6 +66,20 @@ export function findCutPoint(
   }
   const turnStartIndex = messages[best]!.kind === "user" ? -1 : turnStartBefore(messages, start, best);
   return { firstKeptIndex: best, turnStartIndex, isSplitTurn: turnStartIndex >= 0, keptTokens: bestSum };
+}
+
+/**
+ * Whether everything from `start` fits by byte-length upper bounds alone: the
+ * common "nothing to compact" answer for short conversations, without running
+ * the tokenizer at all.
+ */
+function fitsWithoutCounting(messages: readonly Message[], start: number, budget: number, estimator: TokenEstimator): boolean {
+  let bound = 0;
+  for (let i = messages.length - 1; i >= start; i--) {
+    bound += estimator.upperBound(messages[i]!);
+    if (bound > budget) return false;
+  }
+  return true;
 }
 
 /**

@@ -66,7 +66,11 @@ export function prepare(
   instructions?: string,
 ): Preparation | null {
   const messages = conversation.messages;
-  estimator.calibrate(conversation);
+  if (estimator.usageTokens !== undefined) {
+    // Budgets are in the provider's tokens: the scale must be known before the walk.
+    estimator.calibrate(messages);
+    estimator.applyUsage(conversation);
+  }
 
   const systemEnd = leadingSystemMessages(messages);
   let start = systemEnd;
@@ -83,6 +87,8 @@ export function prepare(
 
   const cut = findCutPoint(messages, start, s.keepRecentTokens, estimator);
   if (cut.firstKeptIndex <= start) return null;
+  // The tail is counted exactly; what is left to price by estimate is the head.
+  estimator.calibrate(messages.slice(systemEnd, cut.firstKeptIndex));
 
   const historyEnd = cut.isSplitTurn ? cut.turnStartIndex : cut.firstKeptIndex;
   const messagesToSummarize = messages.slice(start, historyEnd);
@@ -166,5 +172,5 @@ function promptOverhead(
   estimator: TokenEstimator,
 ): number {
   const { system, prompt } = summarizationPromptOverhead({ kind, previousSummary, omitted: rangeLength, instructions });
-  return estimator.countText(system) + estimator.countText(prompt);
+  return estimator.countRecurringText(system) + estimator.countRecurringText(prompt);
 }

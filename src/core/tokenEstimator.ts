@@ -39,28 +39,42 @@ const DEFAULT_TOKENS_PER_CHAR = 0.3;
 /** Conversations shorter than this (about 30k tokens, a few milliseconds) are counted exactly. */
 const EXACT_BELOW_CHARS = 120_000;
 
-/** Share of the conversation's characters tokenized exactly to calibrate the ratio. */
+/** Share of the sampled text tokenized exactly to calibrate the ratio. */
 const CALIBRATION_SHARE = 1 / 24;
 
-/** The calibration sample is never smaller than this many messages (when there are that many). */
-const MIN_CALIBRATION_MESSAGES = 12;
+/** The calibration sample is at most this many characters, whatever the conversation's length. */
+const MAX_CALIBRATION_CHARS = 48_000;
+
+/** Characters in one calibration slice: long enough that a cut word at each end costs under 1%. */
+const SLICE_CHARS = 2_000;
+
+/** The calibration sample has at least this many slices (when the text is long enough). */
+const MIN_SLICES = 12;
 
 /** Successive multiples of it, modulo 1, are the most evenly spread sequence there is. */
 const GOLDEN_RATIO_FRACTION = (Math.sqrt(5) - 1) / 2;
+
+/** Raw counts of texts that recur across jobs, shared by every estimator of the process. */
+const RECURRING_TEXT_COUNTS = new Map<string, number>();
+
+/** Bounds the recurring-text cache; callers' free-form instructions make each prompt text a new key. */
+const MAX_RECURRING_TEXTS = 1_024;
 
 /** Special-token strings in user content are ordinary text, never control tokens. */
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() } as const;
 
 /**
- * Exact counts one estimator made, keyed by message index, so a later step of
- * the same job in another process (the API decides, the worker compacts)
- * starts from them instead of tokenizing the same messages again.
+ * Exact counts one estimator made, so a later step of the same job in another
+ * process (the API decides, the worker compacts) starts from them instead of
+ * tokenizing the same messages again.
  */
 export interface KnownTokenCounts {
   /** `[message index, raw token count]` pairs. */
   readonly messages: readonly (readonly [number, number])[];
   /** Raw token count of the top-level system prompt, when it was counted. */
   readonly system?: number;
+  /** The calibrated tokens per character, when a sample was taken. */
+  readonly tokensPerChar?: number;
 }
 
 export interface TokenEstimatorOptions {
@@ -78,7 +92,7 @@ export interface TokenEstimatorOptions {
 }
 
 /** The text a message is priced by, and the fixed cost of its media. */
-interface Countable {
+export interface Countable {
   readonly text: string;
   readonly fixed: number;
 }
@@ -93,7 +107,6 @@ export class TokenEstimator {
   private scale = 1;
   /** Tokens per character of the calibration sample, once taken. */
   private sampleRatio: number | undefined;
-  private calibrated = false;
   /** The provider's count for the whole input, when the caller knows it. */
   readonly usageTokens: number | undefined;
   /** How many texts were run through the tokenizer; tests use it to prove laziness. */
@@ -107,6 +120,7 @@ export class TokenEstimator {
       options.usageTokens !== undefined && options.usageTokens > 0 ? options.usageTokens : undefined;
     this.knownByIndex = new Map(options.known?.messages ?? []);
     this.knownSystem = options.known?.system;
+    this.sampleRatio = options.known?.tokensPerChar;
   }
 
   /** Every exact count made so far, to hand to the next step of the same job. */
@@ -114,7 +128,11 @@ export class TokenEstimator {
     const messages: [number, number][] = [];
     for (const [message, count] of this.exact) messages.push([message.index, count]);
     const system = this.systemCounts.get(conversation);
-    return system === undefined ? { messages } : { messages, system };
+    return {
+      messages,
+      ...(system !== undefined && { system }),
+      ...(this.sampleRatio !== undefined && { tokensPerChar: this.sampleRatio }),
+    };
   }
 
   /** The factor every count is multiplied by (1 without a usage hint). */
@@ -140,9 +158,34 @@ export class TokenEstimator {
     return (MESSAGE_OVERHEAD_TOKENS + c.fixed + c.text.length * this.tokensPerChar()) * this.scale;
   }
 
+  /**
+   * A count the message cannot exceed, without tokenizing: every o200k token
+   * stands for at least one byte of UTF-8, so the byte length bounds the count.
+   */
+  upperBound(message: Message): number {
+    const known = this.exact.get(message);
+    if (known !== undefined) return known * this.scale;
+    const c = this.countable(message);
+    return (MESSAGE_OVERHEAD_TOKENS + c.fixed + Buffer.byteLength(c.text, "utf8")) * this.scale;
+  }
+
   /** Exact count of arbitrary text (a transcript line, a summary), scaled. Not cached. */
   countText(text: string): number {
     return this.tokenize(text) * this.scale;
+  }
+
+  /**
+   * Exact count of text that recurs across jobs (the summarization prompt's
+   * fixed wording), scaled; counted once per process.
+   */
+  countRecurringText(text: string): number {
+    let raw = RECURRING_TEXT_COUNTS.get(text);
+    if (raw === undefined) {
+      raw = this.tokenize(text);
+      if (RECURRING_TEXT_COUNTS.size >= MAX_RECURRING_TEXTS) RECURRING_TEXT_COUNTS.clear();
+      RECURRING_TEXT_COUNTS.set(text, raw);
+    }
+    return raw * this.scale;
   }
 
   /** Calibrated estimate of arbitrary text, scaled; never tokenizes. */
@@ -161,49 +204,55 @@ export class TokenEstimator {
   }
 
   /**
-   * Calibrates the characters-per-token ratio on an evenly spread sample of the
-   * conversation, then, when the provider's usage is known, fixes the scale so
-   * the conversation's estimated total equals it. Idempotent: a second call on
-   * the same estimator does nothing.
+   * Learns the characters-per-token ratio from `messages`, the ones that will
+   * be priced by estimate rather than counted. Does nothing when a ratio is
+   * already known (a second call, or counts handed over from an earlier step).
    *
-   * The sample is spread over the whole conversation rather than taken from the
-   * tail because tails are unrepresentative: a session's last rounds are often
-   * all tool output while its head is prose.
+   * Short texts are counted whole. Long ones are sampled in slices at evenly
+   * spread character positions, so each message weighs by its length and one
+   * huge tool output cannot dominate the sample, and the sample stays a small,
+   * bounded share of the text however long the conversation grows.
    */
-  calibrate(conversation: Conversation): void {
-    if (this.calibrated) return;
-    this.calibrated = true;
-    const messages = conversation.messages;
-    if (messages.length === 0) return;
+  calibrate(messages: readonly Message[]): void {
+    if (this.sampleRatio !== undefined) return;
     let totalChars = 0;
     for (const m of messages) totalChars += this.countable(m).text.length;
+    if (totalChars === 0) return;
     if (totalChars <= EXACT_BELOW_CHARS) {
-      // Short conversations are cheap to count whole, and a sample of a few
-      // dozen messages says too little to price them within a few percent.
-      for (const m of messages) this.rawCount(m);
+      let tokens = 0;
+      for (const m of messages) tokens += this.rawCount(m) - MESSAGE_OVERHEAD_TOKENS - this.countable(m).fixed;
+      this.sampleRatio = tokens / totalChars;
+      return;
     }
-    const targetChars = totalChars * CALIBRATION_SHARE;
-    // Golden-ratio positions spread the sample evenly without a fixed stride:
-    // conversations are periodic (call, result, call, result), and a stride in
-    // step with the period would sample only one kind of message.
+    const starts: number[] = [];
+    let offset = 0;
+    for (const m of messages) {
+      starts.push(offset);
+      offset += this.countable(m).text.length;
+    }
+    const targetChars = Math.min(totalChars * CALIBRATION_SHARE, MAX_CALIBRATION_CHARS);
     let sampledChars = 0;
     let sampledTokens = 0;
-    const seen = new Set<number>();
-    for (let k = 0; seen.size < messages.length; k++) {
-      if (sampledChars >= targetChars && seen.size >= MIN_CALIBRATION_MESSAGES) break;
-      const i = Math.floor(((k * GOLDEN_RATIO_FRACTION) % 1) * messages.length);
-      if (seen.has(i)) continue;
-      seen.add(i);
-      const m = messages[i]!;
-      const c = this.countable(m);
-      sampledTokens += this.rawCount(m) - MESSAGE_OVERHEAD_TOKENS - c.fixed;
-      sampledChars += c.text.length;
+    for (let k = 1; sampledChars < targetChars || k <= MIN_SLICES; k++) {
+      const position = ((k * GOLDEN_RATIO_FRACTION) % 1) * totalChars;
+      const i = lastAtOrBefore(starts, position);
+      const text = this.countable(messages[i]!).text;
+      const from = Math.floor(position - starts[i]!);
+      const slice = text.slice(from, from + SLICE_CHARS);
+      sampledChars += slice.length;
+      sampledTokens += this.tokenize(slice);
     }
-    if (sampledChars > 0) this.sampleRatio = sampledTokens / sampledChars;
-    if (this.usageTokens !== undefined) {
-      const estimatedTotal = this.systemTokens(conversation) + this.sumEstimates(messages);
-      if (estimatedTotal > 0) this.scale = this.usageTokens / estimatedTotal;
-    }
+    this.sampleRatio = sampledTokens / sampledChars;
+  }
+
+  /**
+   * Fixes the scale so the conversation's estimated total equals the
+   * provider's reported usage. Calibrate on the whole conversation first.
+   */
+  applyUsage(conversation: Conversation): void {
+    if (this.usageTokens === undefined) return;
+    const estimatedTotal = this.systemTokens(conversation) + this.sumEstimates(conversation.messages);
+    if (estimatedTotal > 0) this.scale = this.usageTokens / estimatedTotal;
   }
 
   /** Sum of `estimate` over messages: exact where known, calibrated elsewhere. */
@@ -214,10 +263,9 @@ export class TokenEstimator {
   }
 
   /**
-   * Tokens per character: the calibration sample's when there is one (it is
-   * spread over the whole conversation, unlike the tail, whose exact counts
-   * say little about the head they would be used to price), else every exact
-   * count so far.
+   * Tokens per character: the calibration sample's when there is one, else
+   * every exact count so far (which, before the head is sampled, is the tail:
+   * a fair guess for transcript lines, a biased one for the head).
    */
   private tokensPerChar(): number {
     if (this.sampleRatio !== undefined) return this.sampleRatio;
@@ -245,11 +293,23 @@ export class TokenEstimator {
   private countable(message: Message): Countable {
     let c = this.countables.get(message);
     if (c === undefined) {
-      c = countableOf(message);
+      c = pricedContent(message);
       this.countables.set(message, c);
     }
     return c;
   }
+}
+
+/** Index of the last entry of the ascending `starts` that is at most `position`. */
+function lastAtOrBefore(starts: readonly number[], position: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (starts[mid]! <= position) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 /**
@@ -257,7 +317,7 @@ export class TokenEstimator {
  * provider sees, unknown blocks as their JSON) and a fixed price per image or
  * document.
  */
-function countableOf(message: Message): Countable {
+export function pricedContent(message: Message): Countable {
   const parts: string[] = [];
   let fixed = 0;
   for (const b of message.blocks) {

@@ -18,7 +18,7 @@ import type { TokenEstimator } from "./tokenEstimator.js";
  * the budget's own hold-back (a tenth of the window) absorbs the error, and the
  * tokenizer only runs near the boundary.
  */
-const ESTIMATED_SHARE = 0.8;
+const ESTIMATED_SHARE = 0.9;
 
 export interface FittedInput {
   /** The transcript of the included messages, oldest first. */

@@ -45,11 +45,15 @@ const CALIBRATION_SHARE = 1 / 24;
 /** The calibration sample is at most this many characters, whatever the conversation's length. */
 const MAX_CALIBRATION_CHARS = 48_000;
 
-/** Characters in one calibration slice: long enough that a cut word at each end costs under 1%. */
-const SLICE_CHARS = 2_000;
+/**
+ * Characters in one calibration slice. Many short slices estimate the ratio of
+ * a mixed conversation far better than a few long ones; each slice starts and
+ * ends on white space so no word is split (a split word costs an extra token).
+ */
+const SLICE_CHARS = 256;
 
-/** The calibration sample has at least this many slices (when the text is long enough). */
-const MIN_SLICES = 12;
+/** The calibration sample has at least this many slices. */
+const MIN_SLICES = 64;
 
 /** Successive multiples of it, modulo 1, are the most evenly spread sequence there is. */
 const GOLDEN_RATIO_FRACTION = (Math.sqrt(5) - 1) / 2;
@@ -59,6 +63,8 @@ const RECURRING_TEXT_COUNTS = new Map<string, number>();
 
 /** Bounds the recurring-text cache; callers' free-form instructions make each prompt text a new key. */
 const MAX_RECURRING_TEXTS = 1_024;
+
+const WHITE = /\s/;
 
 /** Special-token strings in user content are ordinary text, never control tokens. */
 const PLAIN_TEXT = { disallowedSpecial: new Set<string>() } as const;
@@ -233,16 +239,18 @@ export class TokenEstimator {
     const targetChars = Math.min(totalChars * CALIBRATION_SHARE, MAX_CALIBRATION_CHARS);
     let sampledChars = 0;
     let sampledTokens = 0;
-    for (let k = 1; sampledChars < targetChars || k <= MIN_SLICES; k++) {
+    // A bounded number of tries: text without white space yields empty slices.
+    const maxTries = 4 * Math.max(MIN_SLICES, Math.ceil(targetChars / SLICE_CHARS));
+    for (let k = 1; k <= maxTries && (sampledChars < targetChars || k <= MIN_SLICES); k++) {
       const position = ((k * GOLDEN_RATIO_FRACTION) % 1) * totalChars;
       const i = lastAtOrBefore(starts, position);
       const text = this.countable(messages[i]!).text;
-      const from = Math.floor(position - starts[i]!);
-      const slice = text.slice(from, from + SLICE_CHARS);
+      const slice = wordAlignedSlice(text, Math.floor(position - starts[i]!), SLICE_CHARS);
+      if (slice === "") continue;
       sampledChars += slice.length;
       sampledTokens += this.tokenize(slice);
     }
-    this.sampleRatio = sampledTokens / sampledChars;
+    if (sampledChars > 0) this.sampleRatio = sampledTokens / sampledChars;
   }
 
   /**
@@ -298,6 +306,19 @@ export class TokenEstimator {
     }
     return c;
   }
+}
+
+/**
+ * About `length` characters of `text` from `from`, widened or narrowed to
+ * begin after and end before white space. Empty when there is none nearby.
+ */
+function wordAlignedSlice(text: string, from: number, length: number): string {
+  let start = from;
+  while (start > 0 && start > from - length && !WHITE.test(text[start - 1]!)) start--;
+  if (start > 0 && !WHITE.test(text[start - 1]!)) return "";
+  let end = Math.min(start + length, text.length);
+  while (end < text.length && end > start && !WHITE.test(text[end]!)) end--;
+  return text.slice(start, end);
 }
 
 /** Index of the last entry of the ascending `starts` that is at most `position`. */

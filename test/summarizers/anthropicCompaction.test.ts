@@ -1,0 +1,68 @@
+/**
+ * The compactor with the real Anthropic summarizer, through the real SDK, against
+ * the local stand-in for the Messages API: the stall watchdog and the retry
+ * policy seen from the wire.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createCompactor, type Result } from "../../src/core/compactor.js";
+import { parseConversation } from "../../src/core/formats/parseConversation.js";
+import { createAnthropicSummarizer } from "../../src/summarizers/anthropic.js";
+import { conversation, reactTurn } from "../helpers/conversations.js";
+import { startFakeAnthropic, type FakeAnthropic, type Script } from "../helpers/fakeAnthropic.js";
+
+let fake: FakeAnthropic;
+beforeAll(async () => {
+  fake = await startFakeAnthropic();
+});
+afterAll(() => fake.close());
+
+/** One complete turn, then a short one: the cut lands on the second turn's request, no split. */
+const session = conversation(...Array.from({ length: 4 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 })), reactTurn({ rounds: 1 }));
+
+async function compactWith(script: Script, stallTimeoutMs: number): Promise<{ result: Result; requests: number }> {
+  fake.setScript(script);
+  const before = fake.requests.length;
+  const summarizer = createAnthropicSummarizer({ apiKey: "sk-test", baseURL: fake.url, model: "claude-test", maxRetries: 0 });
+  const compactor = createCompactor({ settings: { maxContextTokens: 100_000, keepRecentTokens: 8_000, stallTimeoutMs }, summarizer })!;
+  const result = await compactor.compact(parseConversation(session), { reason: "manual" });
+  return { result, requests: fake.requests.length - before };
+}
+
+describe("the compactor over the Anthropic API", () => {
+  it("keeps a slow stream alive while events keep arriving", async () => {
+    const { result } = await compactWith(() => ({ kind: "reply", text: "## Goal\nslow and complete", chunks: 8, pings: 4, delayMs: 60 }), 250);
+    expect(result.degraded).toBe(false);
+    expect(result.summary).toContain("slow and complete");
+  });
+
+  it("cancels a response that sent its headers and then nothing, retries once, then degrades", async () => {
+    const { result, requests } = await compactWith(() => ({ kind: "stall", afterEvents: 0 }), 200);
+    expect(requests).toBe(result.splitTurn ? 4 : 2);
+    expect(result.degraded).toBe(true);
+    expect(result.degradedReason).toContain("no output for 200 ms");
+  });
+
+  it("cancels a stream that goes silent halfway", async () => {
+    const { result } = await compactWith(() => ({ kind: "stall", afterEvents: 3, chunks: 6 }), 200);
+    expect(result.degraded).toBe(true);
+    expect(result.degradedReason).toContain("no output for 200 ms");
+  });
+
+  it("recovers on the second attempt after a stream is cut off", async () => {
+    const seen = new Set<string>();
+    // The first request for each prompt is cut off; its retry (the same prompt) succeeds.
+    const { result } = await compactWith((request) => {
+      if (seen.has(request.userText)) return { kind: "reply", text: "## Goal\nsecond try" };
+      seen.add(request.userText);
+      return { kind: "cutOff", afterEvents: 2 };
+    }, 5_000);
+    expect(result.degraded).toBe(false);
+    expect(result.summary).toContain("second try");
+  });
+
+  it("rejects a summary that stopped on max_tokens", async () => {
+    const { result } = await compactWith(() => ({ kind: "reply", text: "## Goal\nThe user wan", stopReason: "max_tokens" }), 5_000);
+    expect(result.degraded).toBe(true);
+    expect(result.degradedReason).toContain("token cap");
+  });
+});

@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => fake.close());
 
-/** One complete turn, then a short one: the cut lands on the second turn's request, no split. */
+/** Four long turns and a short one: plenty outside the keep-recent budget. */
 const session = conversation(...Array.from({ length: 4 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 })), reactTurn({ rounds: 1 }));
 
 async function compactWith(script: Script, stallTimeoutMs: number): Promise<{ result: Result; requests: number }> {

@@ -7,7 +7,7 @@ import { startServiceUnderTest, type ServiceUnderTest } from "../client/serviceU
 import type { RecordedRequest } from "../helpers/fakeAnthropic.js";
 import { TEST_TENANTS, TEST_WEBHOOK_SECRET } from "../helpers/serviceConfig.js";
 import { waitUntil } from "../helpers/waitUntil.js";
-import { CONTEXT_WINDOW, firstContent, happened, isSummarization, prompt, scriptedModel } from "./agentScenario.js";
+import { CONTEXT_WINDOW, firstContent, happened, isSummarization, prompt, promptsAroundCompaction, scriptedModel } from "./agentScenario.js";
 
 const model = scriptedModel();
 const agentRequests = (): RecordedRequest[] => service.harness.fake.requests.filter((request) => !isSummarization(request));
@@ -40,19 +40,9 @@ describe("examples/agentLoop.ts", () => {
   it("compacts in the background at the threshold and splices the webhook's result in behind the turns said meanwhile", async () => {
     model.slowSummaries = true;
     const events: AgentEvent[] = [];
-    let startedBefore: number | undefined;
-    async function* prompts() {
-      for (let turn = 0; turn < 20; turn++) {
-        startedBefore ??= happened(events, "compaction_started") ? turn : undefined;
-        // One turn goes by while the summary is written; the user comes back after the webhook.
-        if (startedBefore !== undefined && turn === startedBefore + 1) {
-          await waitUntil(() => happened(events, "compaction_arrived"), "the compaction's webhook arrives", 20_000);
-        }
-        if (startedBefore !== undefined && turn > startedBefore + 2) return;
-        yield prompt(turn);
-      }
-    }
-    const messages = await loop(prompts(), events);
+    const user = promptsAroundCompaction(events, 2, "the compaction's webhook arrives");
+    const messages = await loop(user.prompts, events);
+    const startedBefore = user.startedBefore();
 
     const started = events.find((event) => event.kind === "compaction_started");
     const applied = events.find((event) => event.kind === "compaction_applied");

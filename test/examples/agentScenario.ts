@@ -8,6 +8,7 @@
 import type { AgentEvent } from "../../examples/agentLoop.js";
 import { fillerText } from "../helpers/conversations.js";
 import type { Behaviour, RecordedRequest } from "../helpers/fakeAnthropic.js";
+import { waitUntil } from "../helpers/waitUntil.js";
 
 /**
  * A 30000-token window: the threshold is 13616 tokens and keep-recent 3404,
@@ -51,4 +52,30 @@ export function firstContent(request: RecordedRequest): unknown {
 
 export function happened(events: readonly AgentEvent[], kind: AgentEvent["kind"]): boolean {
   return events.some((event) => event.kind === kind);
+}
+
+/**
+ * The user's side of a compaction scenario: a prompt per turn until a
+ * compaction starts; then one more turn while the summary is written, a wait
+ * until `arrived` says it has come back, and `turnsAfterStart` turns in all
+ * after the one that started it. `startedBefore()` is the turn that was about
+ * to be asked when the compaction had started.
+ */
+export function promptsAroundCompaction(
+  events: readonly AgentEvent[],
+  turnsAfterStart: number,
+  arrived: string,
+): { prompts: AsyncGenerator<string>; startedBefore: () => number | undefined } {
+  let startedBefore: number | undefined;
+  async function* prompts() {
+    for (let turn = 0; turn < 20; turn++) {
+      startedBefore ??= happened(events, "compaction_started") ? turn : undefined;
+      if (startedBefore !== undefined && turn === startedBefore + 1) {
+        await waitUntil(() => happened(events, "compaction_arrived"), arrived, 20_000);
+      }
+      if (startedBefore !== undefined && turn > startedBefore + turnsAfterStart) return;
+      yield prompt(turn);
+    }
+  }
+  return { prompts: prompts(), startedBefore: () => startedBefore };
 }

@@ -5,7 +5,7 @@ import { runInProcessLoop } from "../../examples/inProcess.js";
 import { SUMMARY_PREAMBLE } from "../../src/core/summaryEnvelope.js";
 import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
 import { waitUntil } from "../helpers/waitUntil.js";
-import { CONTEXT_WINDOW, firstContent, happened, isSummarization, prompt, scriptedModel } from "./agentScenario.js";
+import { CONTEXT_WINDOW, firstContent, happened, isSummarization, prompt, promptsAroundCompaction, scriptedModel } from "./agentScenario.js";
 
 const model = scriptedModel();
 let fake: FakeAnthropic;
@@ -29,18 +29,9 @@ describe("examples/inProcess.ts", () => {
   it("summarizes in the background at the threshold and splices the result in behind the turn said meanwhile", async () => {
     model.slowSummaries = true;
     const events: AgentEvent[] = [];
-    let startedBefore: number | undefined;
-    async function* prompts() {
-      for (let turn = 0; turn < 20; turn++) {
-        startedBefore ??= happened(events, "compaction_started") ? turn : undefined;
-        if (startedBefore !== undefined && turn === startedBefore + 1) {
-          await waitUntil(() => happened(events, "compaction_arrived"), "the summary is written", 20_000);
-        }
-        if (startedBefore !== undefined && turn > startedBefore + 1) return;
-        yield prompt(turn);
-      }
-    }
-    const messages = await loop(prompts(), events);
+    const user = promptsAroundCompaction(events, 1, "the summary is written");
+    const messages = await loop(user.prompts, events);
+    const startedBefore = user.startedBefore();
 
     expect(events.map((event) => event.kind)).toEqual(["compaction_started", "compaction_arrived", "compaction_applied"]);
     expect(events[2]).toMatchObject({ before: 2 * startedBefore! + 2 });

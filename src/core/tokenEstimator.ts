@@ -36,8 +36,8 @@ export const DOCUMENT_TOKENS = 3000;
 /** The ratio used before any exact count exists: o200k on mixed prose, code and JSON. */
 const DEFAULT_TOKENS_PER_CHAR = 0.3;
 
-/** Conversations shorter than this (about 30k tokens, a few milliseconds) are counted exactly. */
-const EXACT_BELOW_CHARS = 120_000;
+/** Texts shorter than this (about 8k tokens, a millisecond or two) are counted whole rather than sampled. */
+const EXACT_BELOW_CHARS = 32_000;
 
 /** Share of the sampled text tokenized exactly to calibrate the ratio. */
 const CALIBRATION_SHARE = 1 / 24;
@@ -156,10 +156,14 @@ export class TokenEstimator {
     return this.exact.has(message);
   }
 
+  /** Whether an exact count exists here or was handed over, so `rawCount` will not tokenize. */
+  private isKnown(message: Message): boolean {
+    return this.exact.has(message) || this.knownByIndex.has(message.index);
+  }
+
   /** The exact count when known, otherwise the calibrated estimate; never tokenizes. */
   estimate(message: Message): number {
-    const known = this.exact.get(message);
-    if (known !== undefined) return known * this.scale;
+    if (this.isKnown(message)) return this.rawCount(message) * this.scale;
     const c = this.countable(message);
     return (MESSAGE_OVERHEAD_TOKENS + c.fixed + c.text.length * this.tokensPerChar()) * this.scale;
   }
@@ -169,8 +173,7 @@ export class TokenEstimator {
    * stands for at least one byte of UTF-8, so the byte length bounds the count.
    */
   upperBound(message: Message): number {
-    const known = this.exact.get(message);
-    if (known !== undefined) return known * this.scale;
+    if (this.isKnown(message)) return this.rawCount(message) * this.scale;
     const c = this.countable(message);
     return (MESSAGE_OVERHEAD_TOKENS + c.fixed + Buffer.byteLength(c.text, "utf8")) * this.scale;
   }

@@ -1,0 +1,301 @@
+/**
+ * Scenario 1: what the service adds to a compaction.
+ *
+ * The same ~100 KB conversations are compacted by the core in the bench
+ * process and through the service (`compactd serve` and `compactd worker` as
+ * child processes, the agent's POST through to the signed callback), both
+ * against the same instant summarizer. Two measurements, each repeated over
+ * rounds with core and service alternating:
+ *
+ * - peak: a closed loop with many jobs in flight; jobs per second and the CPU
+ *   every process involved spent per job (the bench process holds the fake
+ *   summarizer in both, and in the service run the load generator and the
+ *   callback receiver too; Redis is counted for the service);
+ * - latency at half the service's peak rate: an open loop at that rate, the
+ *   service from sending the request to receiving the callback, the core from
+ *   starting the job to its result, with the service's time split into stages
+ *   by the timestamps BullMQ keeps on each job.
+ */
+import { performance } from "node:perf_hooks";
+import type { Redis } from "ioredis";
+import { createCompactor } from "../../src/core/compactor.js";
+import { parseConversation } from "../../src/core/formats/parseConversation.js";
+import { COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
+import { createAnthropicSummarizer, DEFAULT_MODEL } from "../../src/summarizers/anthropic.js";
+import { deleteKeysUnder, testPrefix } from "../../test/helpers/redisTestPrefix.js";
+import { median, quantile } from "../timing.js";
+import { createApiClient } from "./apiClient.js";
+import { INSTANT, startBenchAnthropic, type BenchAnthropic } from "./benchAnthropic.js";
+import { startCallbackClock, type CallbackClock } from "./callbackClock.js";
+import { closedLoop, openLoop, type Job } from "./load.js";
+import { cpuSnapshot, cpuSpent, machineBusySeconds, type CpuSnapshot } from "./procStats.js";
+import { serviceEnv, startServiceProcess, type ServiceProcess } from "./serviceProcesses.js";
+import { CONTEXT_WINDOW, KEEP_RECENT_TOKENS, type Workload } from "./workload.js";
+
+export interface OverheadPlan {
+  /** Untimed jobs first: JIT, connection pools, tokenizer caches. */
+  readonly warmUp: number;
+  /**
+   * Each measurement is repeated, core and service alternating, so that a
+   * burst of other work on the shared machine lands on both sides; peaks are
+   * reported as medians over rounds, latencies pooled over them.
+   */
+  readonly rounds: number;
+  /** Jobs in each closed loop that finds the peak. */
+  readonly peakJobs: number;
+  /** Jobs in flight in that loop. */
+  readonly inFlight: number;
+  /** Length of each open-loop run, in seconds of schedule. */
+  readonly openLoopSeconds: number;
+  /** The worker's WORKER_CONCURRENCY (the service's default). */
+  readonly workerConcurrency: number;
+}
+
+/** One closed loop. */
+export interface PeakRun {
+  readonly rate: number;
+  /** CPU milliseconds per job, by process. */
+  readonly cpuMsPerJob: CpuSnapshot;
+  readonly totalCpuMsPerJob: number;
+  /** CPU the rest of the machine spent meanwhile (other work sharing the cores), in cores. */
+  readonly otherCores: number;
+}
+
+/** A value over the rounds: median and range. */
+export interface RoundRange {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+export interface PeakSummary {
+  readonly rate: RoundRange;
+  readonly totalCpuMsPerJob: RoundRange;
+  /** Median per process. */
+  readonly cpuMsPerJob: CpuSnapshot;
+  /** The most other work seen in any round. */
+  readonly otherCores: number;
+}
+
+export interface LatencyRun {
+  readonly offeredRate: number;
+  readonly jobs: number;
+  readonly p50: number;
+  readonly p99: number;
+}
+
+/** One stage of the service's latency, p50 and p99 in milliseconds over the open-loop jobs. */
+export interface Stage {
+  readonly name: string;
+  readonly p50: number;
+  readonly p99: number;
+}
+
+export interface OverheadResult extends OverheadPlan {
+  readonly inProcessPeak: PeakSummary;
+  readonly servicePeak: PeakSummary;
+  /** Per round: service CPU per job / in-process CPU per job − 1. */
+  readonly addedCost: RoundRange;
+  /** Per round: service peak / in-process peak. */
+  readonly throughputRatio: RoundRange;
+  /** The service, open loop at half its median peak, all rounds pooled. */
+  readonly serviceHalf: LatencyRun;
+  readonly stages: readonly Stage[];
+  /** The core, open loop at the same rate, all rounds pooled. */
+  readonly inProcessAtSameRate: LatencyRun;
+  /**
+   * What the service added to each open-loop job: its latency minus the core's
+   * median latency for the same conversation at the same rate in the same round.
+   */
+  readonly ownLatency: { readonly p50: number; readonly p99: number };
+  /** Summarization requests per job (a cut inside a turn makes two); the same on both sides when nothing retried. */
+  readonly summarizerCallsPerJob: { readonly inProcess: number; readonly service: number };
+  /** Jobs whose result was degraded or failed (would mean the fake summarizer misbehaved). */
+  readonly notCompleted: number;
+}
+
+export async function measureOverhead(
+  workloads: readonly Workload[],
+  plan: OverheadPlan,
+  redis: Redis,
+  progress: (line: string) => void,
+): Promise<OverheadResult> {
+  const redisPid = Number(/process_id:(\d+)/.exec(await redis.info("server"))?.[1]);
+  const fake = await startBenchAnthropic(INSTANT);
+  const clock = await startCallbackClock();
+  const prefix = testPrefix("bench-overhead");
+  let api: ServiceProcess | undefined;
+  let worker: ServiceProcess | undefined;
+  let service: ServiceJob | undefined;
+  try {
+    const core = inProcessJob(workloads, fake);
+    progress("overhead: starting compactd serve + worker");
+    const env = serviceEnv({ queuePrefix: prefix, anthropicBaseUrl: fake.url, workerConcurrency: plan.workerConcurrency });
+    api = await startServiceProcess("serve", env);
+    worker = await startServiceProcess("worker", env);
+    service = serviceJob(workloads, api.port, clock);
+    const servicePids = { bench: process.pid, api: api.pid, worker: worker.pid, redis: redisPid };
+
+    progress("overhead: warming up both");
+    await closedLoop(plan.warmUp, plan.inFlight, core.job);
+    await closedLoop(plan.warmUp, plan.inFlight, service.job);
+
+    const corePeaks: PeakRun[] = [];
+    const servicePeaks: PeakRun[] = [];
+    const calls = { inProcess: 0, service: 0 };
+    for (let round = 1; round <= plan.rounds; round++) {
+      progress(`overhead: round ${round}/${plan.rounds}, closed loops of ${plan.peakJobs}, core then service`);
+      let before = fake.calls();
+      corePeaks.push(await peak(plan, core.job, { bench: process.pid }));
+      calls.inProcess += fake.calls() - before;
+      before = fake.calls();
+      servicePeaks.push(await peak(plan, service.job, servicePids));
+      calls.service += fake.calls() - before;
+    }
+
+    const halfRate = median(servicePeaks.map((p) => p.rate)) / 2;
+    const halfJobs = Math.round(halfRate * plan.openLoopSeconds);
+    service.sent.clear();
+    const serviceLatencies: number[] = [];
+    const coreLatencies: number[] = [];
+    const own: number[] = [];
+    for (let round = 1; round <= plan.rounds; round++) {
+      progress(`overhead: round ${round}/${plan.rounds}, open loops at ${halfRate.toFixed(1)} jobs/s, service then core`);
+      const serviceOpen = await openLoop(halfJobs, halfRate, service.job);
+      const coreOpen = await openLoop(halfJobs, halfRate, core.job);
+      // Job i compacts workloads[i % n] in both loops.
+      const coreMedians = workloads.map((_, w) => median(coreOpen.latenciesMs.filter((_, i) => i % workloads.length === w)));
+      serviceLatencies.push(...serviceOpen.latenciesMs);
+      coreLatencies.push(...coreOpen.latenciesMs);
+      own.push(...serviceOpen.latenciesMs.map((latency, i) => latency - coreMedians[i % workloads.length]!));
+    }
+    const stages = await stagesOf(redis, prefix, service.sent, clock);
+
+    return {
+      ...plan,
+      inProcessPeak: summarize(corePeaks),
+      servicePeak: summarize(servicePeaks),
+      addedCost: rangeOf(servicePeaks.map((p, r) => p.totalCpuMsPerJob / corePeaks[r]!.totalCpuMsPerJob - 1)),
+      throughputRatio: rangeOf(servicePeaks.map((p, r) => p.rate / corePeaks[r]!.rate)),
+      serviceHalf: latencyRun(halfRate, serviceLatencies),
+      stages,
+      inProcessAtSameRate: latencyRun(halfRate, coreLatencies),
+      ownLatency: { p50: quantile(own, 0.5), p99: quantile(own, 0.99) },
+      summarizerCallsPerJob: {
+        inProcess: calls.inProcess / (plan.rounds * plan.peakJobs),
+        service: calls.service / (plan.rounds * plan.peakJobs),
+      },
+      notCompleted: core.notCompleted() + clock.arrivals.filter((a) => a.degraded || a.failed).length,
+    };
+  } finally {
+    service?.close();
+    await Promise.all([api?.stop(), worker?.stop()]);
+    await clock.stop();
+    await fake.close();
+    await deleteKeysUnder(prefix);
+  }
+}
+
+async function peak(plan: OverheadPlan, job: Job, pids: Record<string, number>): Promise<PeakRun> {
+  const before = cpuSnapshot(pids);
+  const machineBefore = machineBusySeconds();
+  const run = await closedLoop(plan.peakJobs, plan.inFlight, job);
+  const spent = cpuSpent(before, cpuSnapshot(pids));
+  const ours = Object.values(spent).reduce((a, b) => a + b, 0);
+  return {
+    rate: run.rate,
+    cpuMsPerJob: Object.fromEntries(Object.entries(spent).map(([name, seconds]) => [name, (seconds * 1000) / plan.peakJobs])),
+    totalCpuMsPerJob: (ours * 1000) / plan.peakJobs,
+    otherCores: (machineBusySeconds() - machineBefore - ours) / (run.wallMs / 1000),
+  };
+}
+
+function rangeOf(values: readonly number[]): RoundRange {
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values) };
+}
+
+function summarize(runs: readonly PeakRun[]): PeakSummary {
+  const names = Object.keys(runs[0]!.cpuMsPerJob);
+  return {
+    rate: rangeOf(runs.map((r) => r.rate)),
+    totalCpuMsPerJob: rangeOf(runs.map((r) => r.totalCpuMsPerJob)),
+    cpuMsPerJob: Object.fromEntries(names.map((name) => [name, median(runs.map((r) => r.cpuMsPerJob[name]!))])),
+    otherCores: Math.max(...runs.map((r) => r.otherCores)),
+  };
+}
+
+function latencyRun(offeredRate: number, latencies: readonly number[]): LatencyRun {
+  return { offeredRate, jobs: latencies.length, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99) };
+}
+
+/** The core in this process: parse the request's messages, compact, as an agent embedding compactd would. */
+function inProcessJob(workloads: readonly Workload[], fake: BenchAnthropic): { job: Job; notCompleted: () => number } {
+  // What the worker builds for each job (src/worker/summarizerSource.ts): the same SDK, retries and model.
+  const summarizer = createAnthropicSummarizer({ apiKey: "sk-bench", baseURL: fake.url, model: DEFAULT_MODEL, maxRetries: 2 });
+  const compactor = createCompactor({ settings: { maxContextTokens: CONTEXT_WINDOW, keepRecentTokens: KEEP_RECENT_TOKENS }, summarizer });
+  if (compactor === null) throw new Error("no compactor: the window or the summarizer is missing");
+  let notCompleted = 0;
+  const job: Job = async (i) => {
+    const { request } = workloads[i % workloads.length]!;
+    const result = await compactor.compact(parseConversation({ messages: request.messages }), { reason: request.reason });
+    if (result.degraded) notCompleted++;
+    return performance.now();
+  };
+  return { job, notCompleted: () => notCompleted };
+}
+
+/** When each job was sent, by job id, in epoch milliseconds. */
+type SentTimes = Map<string, number>;
+
+interface ServiceJob {
+  readonly job: Job;
+  readonly sent: SentTimes;
+  close(): void;
+}
+
+/** Through the service: serialize, POST, and wait for the job's callback. */
+function serviceJob(workloads: readonly Workload[], port: number, clock: CallbackClock): ServiceJob {
+  const api = createApiClient(port);
+  const sent: SentTimes = new Map();
+  const job: Job = async (i) => {
+    const { request } = workloads[i % workloads.length]!;
+    const body = JSON.stringify({ ...request, callbackUrl: clock.url });
+    const sentAt = performance.timeOrigin + performance.now();
+    const id = await api.submit(body);
+    sent.set(id, sentAt);
+    return (await clock.arrival(id)).at;
+  };
+  return { job, sent, close: () => api.close() };
+}
+
+/**
+ * The service's latency in stages, from the times BullMQ records on the job
+ * hash: `timestamp` (set by the API when it builds the job, after parsing,
+ * `prepare` and compression), `processedOn` (a worker took it) and
+ * `finishedOn` (result stored and callback queued). All processes share the
+ * machine's clock; BullMQ's times are whole milliseconds.
+ */
+async function stagesOf(redis: Redis, prefix: string, sent: SentTimes, clock: CallbackClock): Promise<Stage[]> {
+  const arrivedAt = new Map(clock.arrivals.map((a) => [a.id, performance.timeOrigin + a.at]));
+  const ids = [...sent.keys()];
+  const pipeline = redis.pipeline();
+  for (const id of ids) pipeline.hmget(`${prefix}:${COMPACTION_QUEUE}:${id}`, "timestamp", "processedOn", "finishedOn");
+  const rows = (await pipeline.exec()) ?? [];
+  const spans: Record<string, number[]> = {
+    "request sent → job built by the API": [],
+    "job built → taken by a worker": [],
+    "taken → result stored, callback queued": [],
+    "callback queued → received": [],
+  };
+  const [accept, wait, work, deliver] = Object.values(spans) as [number[], number[], number[], number[]];
+  ids.forEach((id, k) => {
+    const [timestamp, processedOn, finishedOn] = ((rows[k]?.[1] ?? []) as (string | null)[]).map(Number);
+    const arrived = arrivedAt.get(id);
+    if (!timestamp || !processedOn || !finishedOn || arrived === undefined) return;
+    accept.push(timestamp - sent.get(id)!);
+    wait.push(processedOn - timestamp);
+    work.push(finishedOn - processedOn);
+    deliver.push(arrived - finishedOn);
+  });
+  return Object.entries(spans).map(([name, values]) => ({ name, p50: quantile(values, 0.5), p99: quantile(values, 0.99) }));
+}

@@ -1,0 +1,51 @@
+/**
+ * Compaction jobs put straight into a queue, bypassing HTTP but not the API's
+ * code: each job's data is what `POST /v1/compactions` would store for the
+ * same request (the API's schema, parser and intake, so the same compressed
+ * payload and token counts), and it is added by the API's own submit.
+ *
+ * The concurrency scenario feeds workers this way so that the two cores go to
+ * the workers being measured rather than to an API process, and the Redis
+ * scenario measures exactly the stored job.
+ */
+import { randomUUID } from "node:crypto";
+import { intake, parseRequestConversation } from "../../src/api/compactionIntake.js";
+import { compactionRequestSchema, parseBody } from "../../src/api/requestSchemas.js";
+import { newJobId, type CompactionJobData } from "../../src/queue/compactionJob.js";
+import { submitCompaction, type CompactionQueue } from "../../src/queue/compactionQueue.js";
+import { BENCH_TENANT } from "./serviceProcesses.js";
+import type { Workload } from "./workload.js";
+
+/** The job data the API would queue for `workload`, calling back to `callbackUrl` if given. */
+export async function jobDataFor(workload: Workload, callbackUrl?: string): Promise<CompactionJobData> {
+  const body = parseBody(compactionRequestSchema, { ...workload.request, ...(callbackUrl !== undefined && { callbackUrl }) });
+  const decision = await intake(body, parseRequestConversation(body, ""), {
+    tenant: BENCH_TENANT,
+    fieldPrefix: "",
+    requestDigest: "",
+    ...(callbackUrl !== undefined && { callbackUrl }),
+  });
+  if (decision.kind !== "job") throw new Error(`${workload.name}: the API would find nothing to compact`);
+  return decision.data;
+}
+
+/**
+ * Adds `count` jobs cycling over `data`, `parallel` adds at a time, each a
+ * new submission under a new id as separate requests would be; returns the
+ * ids, job `i` carrying `data[i % data.length]`.
+ */
+export async function addJobs(queue: CompactionQueue, data: readonly CompactionJobData[], count: number, parallel = 32): Promise<string[]> {
+  const ids = new Array<string>(count);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < count) {
+      const i = next++;
+      const id = newJobId();
+      const outcome = await submitCompaction(queue, id, { ...data[i % data.length]!, submissionId: randomUUID() }, false);
+      if (outcome.kind !== "created") throw new Error(`adding job ${i} gave ${outcome.kind}`);
+      ids[i] = id;
+    }
+  };
+  await Promise.all(Array.from({ length: parallel }, lane));
+  return ids;
+}

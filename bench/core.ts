@@ -19,6 +19,7 @@ import { test } from "vitest";
 import { corpusDir, listCorpusConversations, loadPiSession, piSessionFiles, type CorpusConversation } from "../test/helpers/corpus.js";
 import { parseConversation } from "../src/core/formats/parseConversation.js";
 import { TokenEstimator } from "../src/core/tokenEstimator.js";
+import { writeGeneratedSection } from "./docSection.js";
 import { generatedConversation } from "./generated.js";
 import {
   batchWorkload,
@@ -42,7 +43,6 @@ import {
   mainTable,
   piTable,
   verdicts,
-  writeCoreSection,
   type GrowthRow,
   type PiRow,
   type TauSummary,
@@ -204,5 +204,5 @@ test("core benchmark: prepare against one full tokenizer pass, on the corpus and
   progress("done");
   const body = section(all, tau, pi, generated.growth);
   process.stdout.write(`\n${body}\n`);
-  writeCoreSection(DOC, body);
+  writeGeneratedSection(DOC, "core", "Core", body);
 }, 600_000);

@@ -3,7 +3,7 @@
  * on, and one-line verdicts against the goals of issue 2. Only medians and
  * ratios between medians of the same loop are printed.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import os from "node:os";
 import type { Row, Timings } from "./measure.js";
 import type { Spread } from "./timing.js";
@@ -226,27 +226,4 @@ export function machineLines(m: Machine, command: string): string {
     `- Machine: ${m.cpus} CPUs (\`nproc\`), ${m.cpuModel}, ${m.memoryGiB} GiB RAM; Node ${m.node}`,
     `- Command: \`${command}\``,
   ].join("\n");
-}
-
-const START = "<!-- bench:core:start -->";
-const END = "<!-- bench:core:end -->";
-
-/**
- * Replaces the generated part of the Core section, leaving the rest of the
- * file (the hand-written reading, other sections) as it is.
- */
-export function writeCoreSection(file: string, generated: string): void {
-  const block = `${START}\n${generated.trim()}\n${END}`;
-  if (!existsSync(file)) {
-    writeFileSync(file, `# Benchmarks\n\n## Core\n\n${block}\n`);
-    return;
-  }
-  const current = readFileSync(file, "utf8");
-  const start = current.indexOf(START);
-  const end = current.indexOf(END);
-  const next =
-    start >= 0 && end > start
-      ? current.slice(0, start) + block + current.slice(end + END.length)
-      : `${current.trimEnd()}\n\n## Core\n\n${block}\n`;
-  writeFileSync(file, next);
 }

@@ -24,7 +24,8 @@ import { measureOverhead } from "./overhead.js";
 import { measureQueueCeiling } from "./queueCeiling.js";
 import { jobDataFor } from "./queuedJobs.js";
 import { measureRedisBytes } from "./redisBytes.js";
-import { serviceMarkdown, writeServiceSection } from "./report.js";
+import { writeGeneratedSection } from "../docSection.js";
+import { serviceMarkdown } from "./report.js";
 import { corpusWorkloads } from "./workload.js";
 
 const COMMAND = "npm run bench:service";
@@ -91,7 +92,7 @@ test("service benchmark", async () => {
       redis: redisBytes,
     });
     process.stdout.write(`\n${markdown}\n`);
-    writeServiceSection(DOC, markdown);
+    writeGeneratedSection(DOC, "service", "Service", markdown);
     progress("done");
   } finally {
     await closeRedisConnection(redis);

@@ -4,7 +4,6 @@
  * issue 3. Written between markers in docs/BENCHMARKS.md so a rerun replaces
  * the numbers and leaves the Core section and the hand-written reading alone.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import type { Machine } from "../report.js";
 import type { ConcurrencyResult } from "./concurrency.js";
 import type { OverheadResult, RoundRange } from "./overhead.js";
@@ -215,20 +214,4 @@ export function serviceMarkdown(report: ServiceReport): string {
     "",
     redisSection(report.redis),
   ].join("\n");
-}
-
-const START = "<!-- bench:service:start -->";
-const END = "<!-- bench:service:end -->";
-
-/** Replaces the generated part of the Service section (appending the section the first time). */
-export function writeServiceSection(file: string, generated: string): void {
-  const block = `${START}\n${generated.trim()}\n${END}`;
-  const current = existsSync(file) ? readFileSync(file, "utf8") : "# Benchmarks\n";
-  const start = current.indexOf(START);
-  const end = current.indexOf(END);
-  const next =
-    start >= 0 && end > start
-      ? current.slice(0, start) + block + current.slice(end + END.length)
-      : `${current.trimEnd()}\n\n## Service\n\n${block}\n`;
-  writeFileSync(file, next);
 }

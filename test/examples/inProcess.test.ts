@@ -4,8 +4,7 @@ import type { AgentEvent } from "../../examples/agentLoop.js";
 import { runInProcessLoop } from "../../examples/inProcess.js";
 import { SUMMARY_PREAMBLE } from "../../src/core/summaryEnvelope.js";
 import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
-import { waitUntil } from "../helpers/waitUntil.js";
-import { CONTEXT_WINDOW, firstContent, happened, isSummarization, prompt, promptsAroundCompaction, scriptedModel } from "./agentScenario.js";
+import { CONTEXT_WINDOW, firstContent, isSummarization, prompt, promptsAroundCompaction, scriptedModel } from "./agentScenario.js";
 
 const model = scriptedModel();
 let fake: FakeAnthropic;

@@ -22,7 +22,7 @@ describe("metrics scraped from a running API and worker", () => {
 
   beforeAll(async () => {
     worker = await runWorker(config, { onError: () => {} });
-    api = await runApi({ ...config, port: 0 }, {}, "127.0.0.1");
+    api = await runApi({ ...config, port: 0 }, { logger: false }, "127.0.0.1");
     const base = `http://127.0.0.1:${api.port}`;
     const messages = conversation(...Array.from({ length: 5 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 })));
     const created = await fetch(`${base}/v1/compactions`, {

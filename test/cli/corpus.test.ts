@@ -3,7 +3,7 @@
  * the corpus helper: every invariant the spec promises, on data nobody
  * designed to pass.
  */
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -11,7 +11,7 @@ import { parseConversation } from "../../src/core/formats/parseConversation.js";
 import { normalizeSettings, summaryBudget } from "../../src/core/settings.js";
 import { TokenEstimator } from "../../src/core/tokenEstimator.js";
 import { checkToolPairing } from "../../src/core/toolPairing.js";
-import { listCorpusConversations } from "../helpers/corpus.js";
+import { listCorpusConversations, writeConversationFiles } from "../helpers/corpus.js";
 import { runCli } from "../helpers/runCli.js";
 
 interface Line {
@@ -29,13 +29,7 @@ const noKey = { ANTHROPIC_API_KEY: "" };
 
 async function writeAll(entries: { name: string; input: unknown }[]): Promise<{ dir: string; byFile: Map<string, unknown> }> {
   const dir = await mkdtemp(path.join(tmpdir(), "compactd-corpus-"));
-  const byFile = new Map<string, unknown>();
-  for (const { name, input } of entries) {
-    const file = path.join(dir, `${name.replace(/[^\w.-]+/g, "_")}.json`);
-    byFile.set(file, input);
-    await writeFile(file, JSON.stringify(input));
-  }
-  return { dir, byFile };
+  return { dir, byFile: writeConversationFiles(dir, entries) };
 }
 
 function linesOf(stdout: string): Line[] {

@@ -9,12 +9,21 @@
  * sizes and real pairing patterns. The corpus is read in place, never copied
  * into the repository.
  */
-import { readFileSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
-export const corpusDir = path.resolve(repoRoot, "../shared/corpus");
+/**
+ * The nearest folder above this file holding package.json: the repository,
+ * whether this runs from `test/helpers` or compiled into `dist/test/helpers`.
+ */
+function repositoryRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(dir, "package.json")) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+}
+
+export const corpusDir = path.resolve(repositoryRoot(), "../shared/corpus");
 
 export type CorpusSource = "claude-code" | "pi" | "tau-bench";
 
@@ -243,4 +252,19 @@ export function listCorpusConversations(): CorpusConversation[] {
     ...piSessionFiles().map((file) => ({ name: corpusName(file), source: "pi" as const, input: loadPiSession(file) })),
     ...loadTauBench(),
   ];
+}
+
+/**
+ * Writes conversations as JSON files `compactd compact` takes, one per
+ * conversation, named after it; returns each file's path with its input.
+ */
+export function writeConversationFiles(dir: string, conversations: readonly { name: string; input: unknown }[]): Map<string, unknown> {
+  mkdirSync(dir, { recursive: true });
+  const byFile = new Map<string, unknown>();
+  for (const { name, input } of conversations) {
+    const file = path.join(dir, `${name.replace(/[^\w.-]+/g, "_")}.json`);
+    writeFileSync(file, JSON.stringify(input));
+    byFile.set(file, input);
+  }
+  return byFile;
 }

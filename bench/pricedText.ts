@@ -2,17 +2,17 @@
  * The text the token estimator prices, for the baseline: one tokenizer pass
  * over exactly what an eager estimator would have to tokenize.
  *
- * It is the estimator's own `pricedContent`, so the baseline prices exactly
+ * It is the estimator's own `pricedParts`, so the baseline prices exactly
  * the work it stands for.
  */
 import type { Conversation } from "../src/core/message.js";
-import { pricedContent, type TokenEstimator } from "../src/core/tokenEstimator.js";
+import { pricedParts, type TokenEstimator } from "../src/core/tokenEstimator.js";
 
 export const PLAIN_TEXT = { disallowedSpecial: new Set<string>() } as const;
 
 /** The system prompt and every message's priced text, as one string for one tokenizer pass. */
 export function conversationText(conversation: Conversation): string {
-  const texts = conversation.messages.map((m) => pricedContent(m).text);
+  const texts = conversation.messages.map((m) => pricedParts(m).parts.join("\n"));
   return [conversation.systemText, ...texts].join("\n");
 }
 

@@ -97,16 +97,22 @@ export interface TokenEstimatorOptions {
   readonly known?: KnownTokenCounts;
 }
 
-/** The text a message is priced by, and the fixed cost of its media. */
-export interface Countable {
-  readonly text: string;
+/**
+ * The texts a message is priced by (joined by newlines), their joined length,
+ * and the fixed cost of its media. The parts are the message's own strings:
+ * keeping them instead of their join keeps a second copy of every
+ * conversation out of memory for as long as a job runs.
+ */
+export interface Priced {
+  readonly parts: readonly string[];
+  readonly length: number;
   readonly fixed: number;
 }
 
 export class TokenEstimator {
   /** Raw (unscaled) exact counts, per message. */
   private readonly exact = new Map<Message, number>();
-  private readonly countables = new Map<Message, Countable>();
+  private readonly priced = new Map<Message, Priced>();
   private readonly systemCounts = new WeakMap<Conversation, number>();
   private exactChars = 0;
   private exactTokens = 0;
@@ -164,8 +170,8 @@ export class TokenEstimator {
   /** The exact count when known, otherwise the calibrated estimate; never tokenizes. */
   estimate(message: Message): number {
     if (this.isKnown(message)) return this.rawCount(message) * this.scale;
-    const c = this.countable(message);
-    return (MESSAGE_OVERHEAD_TOKENS + c.fixed + c.text.length * this.tokensPerChar()) * this.scale;
+    const c = this.pricedOf(message);
+    return (MESSAGE_OVERHEAD_TOKENS + c.fixed + c.length * this.tokensPerChar()) * this.scale;
   }
 
   /**
@@ -174,8 +180,10 @@ export class TokenEstimator {
    */
   upperBound(message: Message): number {
     if (this.isKnown(message)) return this.rawCount(message) * this.scale;
-    const c = this.countable(message);
-    return (MESSAGE_OVERHEAD_TOKENS + c.fixed + Buffer.byteLength(c.text, "utf8")) * this.scale;
+    const c = this.pricedOf(message);
+    let bytes = Math.max(c.parts.length - 1, 0); // the newlines between parts
+    for (const part of c.parts) bytes += Buffer.byteLength(part, "utf8");
+    return (MESSAGE_OVERHEAD_TOKENS + c.fixed + bytes) * this.scale;
   }
 
   /** Exact count of arbitrary text (a transcript line, a summary), scaled. Not cached. */
@@ -225,11 +233,11 @@ export class TokenEstimator {
   calibrate(messages: readonly Message[]): void {
     if (this.sampleRatio !== undefined) return;
     let totalChars = 0;
-    for (const m of messages) totalChars += this.countable(m).text.length;
+    for (const m of messages) totalChars += this.pricedOf(m).length;
     if (totalChars === 0) return;
     if (totalChars <= EXACT_BELOW_CHARS) {
       let tokens = 0;
-      for (const m of messages) tokens += this.rawCount(m) - MESSAGE_OVERHEAD_TOKENS - this.countable(m).fixed;
+      for (const m of messages) tokens += this.rawCount(m) - MESSAGE_OVERHEAD_TOKENS - this.pricedOf(m).fixed;
       this.sampleRatio = tokens / totalChars;
       return;
     }
@@ -237,7 +245,7 @@ export class TokenEstimator {
     let offset = 0;
     for (const m of messages) {
       starts.push(offset);
-      offset += this.countable(m).text.length;
+      offset += this.pricedOf(m).length;
     }
     const targetChars = Math.min(totalChars * CALIBRATION_SHARE, MAX_CALIBRATION_CHARS);
     let sampledChars = 0;
@@ -247,8 +255,7 @@ export class TokenEstimator {
     for (let k = 1; k <= maxTries && (sampledChars < targetChars || k <= MIN_SLICES); k++) {
       const position = ((k * GOLDEN_RATIO_FRACTION) % 1) * totalChars;
       const i = lastAtOrBefore(starts, position);
-      const text = this.countable(messages[i]!).text;
-      const slice = wordAlignedSlice(text, Math.floor(position - starts[i]!), SLICE_CHARS);
+      const slice = sliceOfPriced(this.pricedOf(messages[i]!), Math.floor(position - starts[i]!), SLICE_CHARS);
       if (slice === "") continue;
       sampledChars += slice.length;
       sampledTokens += this.tokenize(slice);
@@ -286,10 +293,11 @@ export class TokenEstimator {
   private rawCount(message: Message): number {
     const cached = this.exact.get(message);
     if (cached !== undefined) return cached;
-    const c = this.countable(message);
+    const c = this.pricedOf(message);
     const known = this.knownByIndex.get(message.index);
-    const textTokens = known !== undefined ? known - MESSAGE_OVERHEAD_TOKENS - c.fixed : c.text === "" ? 0 : this.tokenize(c.text);
-    this.exactChars += c.text.length;
+    const textTokens =
+      known !== undefined ? known - MESSAGE_OVERHEAD_TOKENS - c.fixed : c.length === 0 ? 0 : this.tokenize(c.parts.join("\n"));
+    this.exactChars += c.length;
     this.exactTokens += textTokens;
     const n = MESSAGE_OVERHEAD_TOKENS + c.fixed + textTokens;
     this.exact.set(message, n);
@@ -301,14 +309,25 @@ export class TokenEstimator {
     return countTokens(text, PLAIN_TEXT);
   }
 
-  private countable(message: Message): Countable {
-    let c = this.countables.get(message);
+  private pricedOf(message: Message): Priced {
+    let c = this.priced.get(message);
     if (c === undefined) {
-      c = pricedContent(message);
-      this.countables.set(message, c);
+      c = pricedParts(message);
+      this.priced.set(message, c);
     }
     return c;
   }
+}
+
+/** A word-aligned slice at `offset` of a message's joined text, within the one part it falls in. */
+function sliceOfPriced(c: Priced, offset: number, length: number): string {
+  let at = offset;
+  for (const part of c.parts) {
+    if (at < part.length) return wordAlignedSlice(part, at, length);
+    at -= part.length + 1; // the newline after the part
+    if (at < 0) return "";
+  }
+  return "";
 }
 
 /**
@@ -341,7 +360,7 @@ function lastAtOrBefore(starts: readonly number[], position: number): number {
  * provider sees, unknown blocks as their JSON) and a fixed price per image or
  * document.
  */
-export function pricedContent(message: Message): Countable {
+export function pricedParts(message: Message): Priced {
   const parts: string[] = [];
   let fixed = 0;
   for (const b of message.blocks) {
@@ -365,5 +384,7 @@ export function pricedContent(message: Message): Countable {
         break;
     }
   }
-  return { text: parts.join("\n"), fixed };
+  let length = parts.length > 0 ? parts.length - 1 : 0;
+  for (const part of parts) length += part.length;
+  return { parts, length, fixed };
 }

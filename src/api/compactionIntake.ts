@@ -12,7 +12,7 @@ import { InvalidConversationError } from "../core/errors.js";
 import { parseConversation } from "../core/formats/parseConversation.js";
 import type { Conversation } from "../core/message.js";
 import { prepare } from "../core/prepare.js";
-import { canonicalJson } from "../core/replaces.js";
+import { canonicalJson, replacesOf } from "../core/replaces.js";
 import { normalizeSettings } from "../core/settings.js";
 import { TokenEstimator } from "../core/tokenEstimator.js";
 import type { CompactionJobData, ConversationPayload } from "../queue/compactionJob.js";
@@ -64,6 +64,7 @@ export async function intake(request: BatchItemRequest, conversation: Conversati
     submissionId: randomUUID(),
     requestDigest: context.requestDigest,
     tokenCounts: estimator.knownCounts(conversation),
+    replaces: replacesOf(request.messages),
     ...defined({
       conversationId: request.conversationId,
       callbackUrl: context.callbackUrl,

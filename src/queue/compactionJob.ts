@@ -4,6 +4,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Reason } from "../core/compactor.js";
 import type { FormatOption } from "../core/formats/parseConversation.js";
+import type { Replaces } from "../core/replaces.js";
 import type { KnownTokenCounts } from "../core/tokenEstimator.js";
 
 /** The part of the request that is large: stored compressed (see payloadCodec.ts). */
@@ -50,6 +51,12 @@ export interface CompactionJobData {
    * they were recorded.
    */
   readonly tokenCounts?: KnownTokenCounts;
+  /**
+   * The exact-swap contract of the result, computed by the API from the
+   * request it received: hashing 100 KB of canonical JSON is work a worker's
+   * event loop, busy with hundreds of streams, should not do.
+   */
+  readonly replaces: Replaces;
 }
 
 /** BullMQ job name; one kind of job per queue, the name is for dashboards. */

@@ -1,11 +1,13 @@
-import { createHash } from "node:crypto";
-import { Webhook } from "standardwebhooks";
+import { createHash, createHmac } from "node:crypto";
 
 /**
  * Standard Webhooks signing (https://www.standardwebhooks.com): the receiver
  * verifies `webhook-signature` = `v1,` + base64 HMAC-SHA256 of
  * `<webhook-id>.<webhook-timestamp>.<body>` with the shared `whsec_` secret,
- * using any Standard Webhooks library.
+ * using any Standard Webhooks library. The tests verify every signature with
+ * the `standardwebhooks` package itself; signing uses node's native HMAC
+ * because that package hashes in JavaScript, which costs a busy worker a
+ * millisecond per 100 KB callback on its event loop.
  */
 
 export type WebhookHeaders = {
@@ -31,9 +33,11 @@ export function webhookIdFor(type: string, id: string): string {
  * Webhooks libraries allow five minutes); the id stays the event's.
  */
 export function signWebhook(secret: string, webhookId: string, body: string, now: Date = new Date()): WebhookHeaders {
-  return {
-    "webhook-id": webhookId,
-    "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
-    "webhook-signature": new Webhook(secret).sign(webhookId, now, body),
-  };
+  const timestamp = String(Math.floor(now.getTime() / 1000));
+  const key = Buffer.from(secret.slice(SECRET_PREFIX.length), "base64");
+  const signature = createHmac("sha256", key).update(`${webhookId}.${timestamp}.${body}`, "utf8").digest("base64");
+  return { "webhook-id": webhookId, "webhook-timestamp": timestamp, "webhook-signature": `v1,${signature}` };
 }
+
+/** The prefix of a Standard Webhooks secret; the rest is the key, base64-encoded. */
+const SECRET_PREFIX = "whsec_";

@@ -22,7 +22,6 @@ import { createCompactor, type Result } from "../core/compactor.js";
 import { CompactionDisabledError, InvalidConversationError, NothingToCompactError } from "../core/errors.js";
 import { parseConversation } from "../core/formats/parseConversation.js";
 import type { Conversation } from "../core/message.js";
-import { replacesOf } from "../core/replaces.js";
 import type { Summarizer } from "../core/summarizer.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { CompactionJobData, ConversationPayload } from "../queue/compactionJob.js";
@@ -135,7 +134,7 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
       throw new SummarizerUnavailableError(result.degradedReason ?? "unknown failure");
     }
     if (await results.isCancelled(idOf(job))) throw CANCELLED;
-    return { status: "completed", finishedAt: Date.now(), result: { ...result, replaces: replacesOf(payload.messages) } };
+    return { status: "completed", finishedAt: Date.now(), result: { ...result, replaces: data.replaces } };
   };
 
   return async (job, token, signal) => {

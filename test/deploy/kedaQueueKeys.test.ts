@@ -45,6 +45,7 @@ function submit(reason: Reason): Promise<unknown> {
   const data: CompactionJobData = {
     tenant: "acme",
     payload: "",
+    replaces: { count: 0, digest: "" },
     contextWindow: 100_000,
     settings: {},
     reason,

@@ -42,6 +42,7 @@ function jobData(overrides: Partial<CompactionJobData> = {}): CompactionJobData 
   return {
     tenant: "acme",
     payload: "",
+    replaces: { count: 0, digest: "" },
     contextWindow: 100_000,
     settings: {},
     reason: "threshold",

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { replacesOf } from "../../src/core/replaces.js";
 import { newJobId } from "../../src/queue/compactionJob.js";
 import { createCompactionQueue, submitCompaction, type CompactionQueue } from "../../src/queue/compactionQueue.js";
 import { decodePayload, encodePayload } from "../../src/queue/payloadCodec.js";
@@ -68,6 +69,7 @@ describe("payload codec", () => {
         {
           tenant: "acme",
           payload: await encodePayload(conversation),
+          replaces: replacesOf(conversation.messages),
           contextWindow: 200_000,
           settings: {},
           reason: "threshold",

@@ -26,6 +26,13 @@ describe("signWebhook", () => {
     expect(new Webhook(secret).verify(body, headers)).toEqual({ type: "compaction.completed", id: "cmp_1" });
   });
 
+  it("signs exactly as the standardwebhooks package does, non-ASCII bodies included", () => {
+    const now = new Date("2026-11-30T08:00:00Z");
+    for (const body of ["{}", JSON.stringify({ summary: "résumé — 要約 ✓ 🚀", n: 1 }), "x".repeat(100_000)]) {
+      expect(signWebhook(secret, "msg_1", body, now)["webhook-signature"]).toBe(new Webhook(secret).sign("msg_1", now, body));
+    }
+  });
+
   it("signs a retry with its own timestamp so the receiver's replay window accepts it a day later", () => {
     const body = "{}";
     const dayLater = new Date(Date.now() + 86_400_000);

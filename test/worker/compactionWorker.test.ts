@@ -126,7 +126,7 @@ describe("a compaction job", () => {
       const id = newJobId();
       await queue.add(
         COMPACTION_JOB_NAME,
-        { tenant: "acme", payload: "not-brotli", contextWindow: 20_000, settings: {}, reason: "manual", submissionId: "s", requestDigest: "" },
+        { tenant: "acme", payload: "not-brotli", replaces: { count: 0, digest: "" }, contextWindow: 20_000, settings: {}, reason: "manual", submissionId: "s", requestDigest: "" },
         { jobId: id },
       );
       const view = await h.view(id, 10);

@@ -4,10 +4,11 @@ import type { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Reason } from "../../src/core/compactor.js";
 import { newJobId, type CompactionJobData } from "../../src/queue/compactionJob.js";
-import { createCompactionQueue, submitCompaction, type CompactionQueue } from "../../src/queue/compactionQueue.js";
+import { submitCompaction, type CompactionQueue } from "../../src/queue/compactionQueue.js";
 import { COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
 import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
-import { deleteKeysUnder, TEST_REDIS_URL, testPrefix } from "../helpers/redisTestPrefix.js";
+import { TEST_REDIS_URL } from "../helpers/redisTestPrefix.js";
+import { openTestQueue, type TestQueue } from "../helpers/testQueue.js";
 import { kedaRedisStates } from "./chart.js";
 
 /**
@@ -24,22 +25,17 @@ async function kedaLength(redis: Redis, key: string): Promise<number> {
   throw new Error(`KEDA's Redis scaler cannot count ${key}, a ${type}`);
 }
 
+let testQueue: TestQueue;
 let prefix: string;
 let redis: Redis;
 let queue: CompactionQueue;
 
 beforeEach(async () => {
-  prefix = testPrefix("keda");
-  redis = createRedisConnection(TEST_REDIS_URL, "api");
-  queue = createCompactionQueue(redis, { prefix, attempts: 1, backoffMs: 10, retentionSeconds: 60 });
-  await queue.waitUntilReady();
+  testQueue = await openTestQueue("keda");
+  ({ prefix, redis, queue } = testQueue);
 });
 
-afterEach(async () => {
-  await queue.close();
-  await closeRedisConnection(redis);
-  await deleteKeysUnder(prefix);
-});
+afterEach(() => testQueue.close());
 
 function submit(reason: Reason): Promise<unknown> {
   const data: CompactionJobData = {

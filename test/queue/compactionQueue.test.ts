@@ -1,30 +1,24 @@
 import { randomUUID } from "node:crypto";
 import { Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Reason } from "../../src/core/compactor.js";
 import { idempotentJobId, newJobId, type CompactionJobData } from "../../src/queue/compactionJob.js";
-import { backlogOf, createCompactionQueue, submitCompaction, type CompactionQueue } from "../../src/queue/compactionQueue.js";
+import { backlogOf, submitCompaction, type CompactionQueue } from "../../src/queue/compactionQueue.js";
 import { COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
 import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
-import { deleteKeysUnder, TEST_REDIS_URL, testPrefix } from "../helpers/redisTestPrefix.js";
+import { TEST_REDIS_URL } from "../helpers/redisTestPrefix.js";
+import { openTestQueue, type TestQueue } from "../helpers/testQueue.js";
 
+let testQueue: TestQueue;
 let prefix: string;
-let redis: Redis;
 let queue: CompactionQueue;
 
 beforeEach(async () => {
-  prefix = testPrefix("queue");
-  redis = createRedisConnection(TEST_REDIS_URL, "api");
-  queue = createCompactionQueue(redis, { prefix, attempts: 2, backoffMs: 10, retentionSeconds: 60 });
-  await queue.waitUntilReady();
+  testQueue = await openTestQueue("queue", 2);
+  ({ prefix, queue } = testQueue);
 });
 
-afterEach(async () => {
-  await queue.close();
-  await closeRedisConnection(redis);
-  await deleteKeysUnder(prefix);
-});
+afterEach(() => testQueue.close());
 
 /** A bare BullMQ worker on the test's queue; close it to release its connection too. */
 function startWorker(process: (data: CompactionJobData) => Promise<unknown>, concurrency = 1) {

@@ -4,12 +4,11 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replacesOf } from "../../src/core/replaces.js";
 import { newJobId } from "../../src/queue/compactionJob.js";
-import { createCompactionQueue, submitCompaction, type CompactionQueue } from "../../src/queue/compactionQueue.js";
+import { submitCompaction, type CompactionQueue } from "../../src/queue/compactionQueue.js";
 import { decodePayload, encodePayload } from "../../src/queue/payloadCodec.js";
 import { COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
-import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
 import { claudeCodeSessionFiles, loadClaudeCodeSession } from "../helpers/corpus.js";
-import { deleteKeysUnder, TEST_REDIS_URL, testPrefix } from "../helpers/redisTestPrefix.js";
+import { openTestQueue, type TestQueue } from "../helpers/testQueue.js";
 
 /** The leading messages of a real Claude Code session, about `bytes` of JSON. */
 function realConversationOf(bytes: number): { messages: unknown[] } {
@@ -43,21 +42,17 @@ describe("payload codec", () => {
   });
 
   describe("in Redis", () => {
+    let testQueue: TestQueue;
     let prefix: string;
     let redis: Redis;
     let queue: CompactionQueue;
 
     beforeAll(async () => {
-      prefix = testPrefix("codec");
-      redis = createRedisConnection(TEST_REDIS_URL, "api");
-      queue = createCompactionQueue(redis, { prefix, attempts: 1, backoffMs: 10, retentionSeconds: 60 });
+      testQueue = await openTestQueue("codec");
+      ({ prefix, redis, queue } = testQueue);
     });
 
-    afterAll(async () => {
-      await queue.close();
-      await closeRedisConnection(redis);
-      await deleteKeysUnder(prefix);
-    });
+    afterAll(() => testQueue.close());
 
     it("keeps a queued 100 KB conversation in at most 40% of its JSON", async () => {
       const conversation = realConversationOf(100_000);

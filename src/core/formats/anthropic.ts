@@ -19,6 +19,7 @@ import {
   requireObject,
   requireString,
   requireToolCallId,
+  unknownRoleError,
   type RawObject,
 } from "./rawFields.js";
 
@@ -51,10 +52,7 @@ function readRole(message: RawObject, path: string): Role {
       'Anthropic messages have no "system" role; pass the system prompt in the top-level "system" field',
     );
   }
-  throw new InvalidConversationError(
-    `${path}.role`,
-    `${role === undefined ? "missing role" : `unknown role ${JSON.stringify(role)}`}; Anthropic messages are "user" or "assistant"`,
-  );
+  throw unknownRoleError(role, path, "Anthropic", '"user" or "assistant"');
 }
 
 function parseContent(content: unknown, role: Role, path: string): Block[] {

@@ -15,6 +15,7 @@ import {
   requireObject,
   requireString,
   requireToolCallId,
+  unknownRoleError,
   type RawObject,
 } from "./rawFields.js";
 
@@ -51,10 +52,7 @@ function readKind(message: RawObject, path: string): MessageKind {
       'the legacy "function" role is not supported; send tool results as "tool" messages with a tool_call_id',
     );
   }
-  throw new InvalidConversationError(
-    `${path}.role`,
-    `${role === undefined ? "missing role" : `unknown role ${JSON.stringify(role)}`}; OpenAI messages are "system", "developer", "user", "assistant" or "tool"`,
-  );
+  throw unknownRoleError(role, path, "OpenAI", '"system", "developer", "user", "assistant" or "tool"');
 }
 
 function parseContent(content: unknown, path: string): Block[] {

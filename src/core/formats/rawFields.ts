@@ -23,6 +23,12 @@ export function describeValue(value: unknown): string {
   return `a ${typeof value}`;
 }
 
+/** The error for a role the shape does not have (or none at all), listing the ones it does. */
+export function unknownRoleError(role: unknown, path: string, shape: string, roles: string): InvalidConversationError {
+  const found = role === undefined ? "missing role" : `unknown role ${JSON.stringify(role)}`;
+  return new InvalidConversationError(`${path}.role`, `${found}; ${shape} messages are ${roles}`);
+}
+
 export function requireObject(value: unknown, path: string, what: string): RawObject {
   if (!isRawObject(value)) {
     throw new InvalidConversationError(path, `${what} must be an object, got ${describeValue(value)}`);

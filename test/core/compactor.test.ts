@@ -192,7 +192,8 @@ describe("Compactor", () => {
   });
 
   it("keeps a slow summary alive while it makes progress, and cancels a silent one", async () => {
-    const slow = compactorWith(() => ({ kind: "slow", ticks: 6, everyMs: 25, text: "## Goal\nslow but fine" }), { ...WINDOW, stallTimeoutMs: 60 });
+    // 12 ticks 30 ms apart: 360 ms in all, far past the 200 ms timeout, with a wide margin per tick.
+    const slow = compactorWith(() => ({ kind: "slow", ticks: 12, everyMs: 30, text: "## Goal\nslow but fine" }), { ...WINDOW, stallTimeoutMs: 200 });
     const ok = await slow.compactor.compact(parseConversation(longSession()), manual);
     expect(ok.degraded).toBe(false);
 

@@ -6,9 +6,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("stall watchdog", () => {
   it("keeps a slow stream alive as long as it reports progress", async () => {
-    const result = await withStallWatchdog(80, undefined, async (signal, onProgress) => {
-      for (let i = 0; i < 10; i++) {
-        await sleep(30); // 300 ms in all, far beyond the 80 ms timeout
+    const result = await withStallWatchdog(200, undefined, async (signal, onProgress) => {
+      for (let i = 0; i < 12; i++) {
+        await sleep(30); // 360 ms in all, far beyond the 200 ms timeout
         expect(signal.aborted).toBe(false);
         onProgress();
       }

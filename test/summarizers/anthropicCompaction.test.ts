@@ -30,7 +30,7 @@ async function compactWith(script: Script, stallTimeoutMs: number): Promise<{ re
 
 describe("the compactor over the Anthropic API", () => {
   it("keeps a slow stream alive while events keep arriving", async () => {
-    const { result } = await compactWith(() => ({ kind: "reply", text: "## Goal\nslow and complete", chunks: 8, pings: 4, delayMs: 60 }), 250);
+    const { result } = await compactWith(() => ({ kind: "reply", text: "## Goal\nslow and complete", chunks: 8, pings: 4, delayMs: 60 }), 600);
     expect(result.degraded).toBe(false);
     expect(result.summary).toContain("slow and complete");
   });

@@ -68,12 +68,20 @@ function serializeBlock(message: Message, block: Block): string {
 function serializeArguments(input: unknown): string {
   if (input !== null && typeof input === "object" && !Array.isArray(input)) {
     return Object.entries(input as Record<string, unknown>)
-      .map(([key, value]) => `${key}=${clip(valueText(value), TOOL_ARGUMENT_CHARS)}`)
+      .map(([key, value]) => `${key}=${argumentText(value)}`)
       .join(", ");
   }
-  return clip(valueText(input), TOOL_ARGUMENT_CHARS);
+  return argumentText(input);
 }
 
-function valueText(value: unknown): string {
-  return typeof value === "string" ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
+/**
+ * An argument value as JSON, clipped. A long string (a whole file passed to a
+ * write tool) is cut before it is quoted, so it is never escaped in full only
+ * to be thrown away.
+ */
+function argumentText(value: unknown): string {
+  if (typeof value === "string" && value.length > TOOL_ARGUMENT_CHARS) {
+    return `${JSON.stringify(value.slice(0, TOOL_ARGUMENT_CHARS))} … [${value.length - TOOL_ARGUMENT_CHARS} more characters]`;
+  }
+  return clip(JSON.stringify(value) ?? String(value), TOOL_ARGUMENT_CHARS);
 }

@@ -18,18 +18,17 @@ import { fileURLToPath } from "node:url";
 import { test } from "vitest";
 import { corpusDir, listCorpusConversations, loadPiSession, piSessionFiles, type CorpusConversation } from "../test/helpers/corpus.js";
 import { parseConversation } from "../src/core/formats/parseConversation.js";
+import { DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS } from "../src/core/settings.js";
 import { TokenEstimator } from "../src/core/tokenEstimator.js";
 import { writeGeneratedSection } from "./docSection.js";
 import { generatedConversation } from "./generated.js";
 import {
   batchWorkload,
   exactTokensOf,
-  KEEP_RECENT_TOKENS,
   measureAccuracy,
   measureParsed,
   measureRow,
   measureTimings,
-  RESERVE_TOKENS,
   workload,
   type Row,
   type RunCounts,
@@ -110,7 +109,7 @@ function generatedRows(): { rows: Row[]; growth: GrowthRow[] } {
     const conversation = parseConversation(input);
     const exact = exactTotal(conversation, new TokenEstimator());
     // One token over the threshold (window − reserve): the moment an agent compacts.
-    const crossedWindow = exact + RESERVE_TOKENS - 1;
+    const crossedWindow = exact + DEFAULT_RESERVE_TOKENS - 1;
     const runs = size >= 1_000_000 ? FEW_RUNS : RUNS;
     const pair = [crossedWindow, CORPUS_WINDOW].map((windowTokens): Row => {
       progress(`${name} @ ${windowTokens}`);
@@ -135,7 +134,7 @@ function piRows(): PiRow[] {
     const input = loadPiSession(file);
     const conversation = parseConversation(input);
     const branch = piBranch(file);
-    const pi = piSettings(KEEP_RECENT_TOKENS, RESERVE_TOKENS);
+    const pi = piSettings(DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS);
     const work = workload(input, conversation, CORPUS_WINDOW);
     const [baseline, compactd, piRuns] = interleavedRuns([work.fullPass, work.prepare, () => runPiPrepare(branch, pi)], RUNS.warm);
     const accuracy = measureAccuracy(conversation, CORPUS_WINDOW);
@@ -147,7 +146,7 @@ function piRows(): PiRow[] {
       piMs: median(piRuns!),
       compactdRatio: ratioSpread(compactd!, baseline!),
       piRatio: ratioSpread(piRuns!, baseline!),
-      keepBudget: KEEP_RECENT_TOKENS,
+      keepBudget: DEFAULT_KEEP_RECENT_TOKENS,
       compactdKept: accuracy.keptTokens,
       compactdNewestGroupOnly: accuracy.newestGroupOnly,
       piKept: exactTokensOf(piKeptTail(branch, runPiPrepare(branch, pi))),
@@ -158,10 +157,10 @@ function piRows(): PiRow[] {
 function section(rows: readonly Row[], tau: TauSummary | undefined, pi: readonly PiRow[], growth: readonly GrowthRow[]): string {
   return `${machineLines(machine(), COMMAND)}
 
-Settings: reserve ${RESERVE_TOKENS.toLocaleString("en-US")}, keep-recent ${KEEP_RECENT_TOKENS.toLocaleString("en-US")} (lowered by \`normalizeSettings\` to a quarter of window − reserve on small windows), no usage hint. Corpus rows use a ${CORPUS_WINDOW.toLocaleString("en-US")}-token window. Each generated size runs twice: with the window it has just crossed (exact tokens + reserve − 1, so the threshold is one token below the conversation) and with the ${CORPUS_WINDOW.toLocaleString("en-US")} window.
+Settings: reserve ${DEFAULT_RESERVE_TOKENS.toLocaleString("en-US")}, keep-recent ${DEFAULT_KEEP_RECENT_TOKENS.toLocaleString("en-US")} (lowered by \`normalizeSettings\` to a quarter of window − reserve on small windows), no usage hint. Corpus rows use a ${CORPUS_WINDOW.toLocaleString("en-US")}-token window. Each generated size runs twice: with the window it has just crossed (exact tokens + reserve − 1, so the threshold is one token below the conversation) and with the ${CORPUS_WINDOW.toLocaleString("en-US")} window.
 
 How it is measured:
-- *full pass*: one \`countTokens\` (gpt-tokenizer o200k_base, special tokens as plain text) over the text the estimator prices: the system prompt and every block's text, tool inputs as JSON, joined. The bench checks, message by message, that this text prices exactly as the estimator counts it.
+- *full pass*: one \`countTokens\` (gpt-tokenizer o200k_base, special tokens as plain text) over the text the estimator prices: the system prompt and every block's text, tool inputs as JSON, joined. It is built by the estimator's own \`pricedParts\` and counted by its own tokenizer call, so it prices exactly as the estimator counts.
 - *prepare*: \`prepare(conversation, settings, new TokenEstimator())\`, the conversation parsed once beforehand; *parse* is \`parseConversation\` on the raw input, timed on its own.
 - Medians of ${RUNS.warm} timed runs (${FEW_RUNS.warm} for the 1M rows) after one untimed run, full pass and prepare alternating in one loop, a forced GC before each call. The ratio is the median of the per-round ratios (each round runs both back to back), so it can differ a little from the quotient of the two median columns; the quartiles of the per-round ratios follow it in brackets. The machine is shared with other work, so absolute times move between runs; the ratios are what this table is for.
 - The tau-bench tasks are timed as one batch: each call parses, passes over or prepares every task.
@@ -171,7 +170,7 @@ How it is measured:
 
 ${mainTable(rows, tau)}
 
-pi's \`prepareCompaction\` (@mariozechner/pi-coding-agent 0.73.1, keepRecentTokens ${KEEP_RECENT_TOKENS.toLocaleString("en-US")}, reserveTokens ${RESERVE_TOKENS.toLocaleString("en-US")}) on the session's branch as pi builds it, timed in one loop with the full pass and compactd's \`prepare\`; both kept tails counted exactly the same way:
+pi's \`prepareCompaction\` (@mariozechner/pi-coding-agent 0.73.1, keepRecentTokens ${DEFAULT_KEEP_RECENT_TOKENS.toLocaleString("en-US")}, reserveTokens ${DEFAULT_RESERVE_TOKENS.toLocaleString("en-US")}) on the session's branch as pi builds it, timed in one loop with the full pass and compactd's \`prepare\`; both kept tails counted exactly the same way:
 
 ${piTable(pi)}
 

@@ -2,18 +2,16 @@
  * One row of the core benchmark: speed and accuracy of `prepare` on one
  * conversation and one window, against a full tokenizer pass in the same loop.
  */
-import { clearMergeCache, countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { clearMergeCache } from "gpt-tokenizer/encoding/o200k_base";
 import { parseConversation } from "../src/core/formats/parseConversation.js";
 import type { Conversation } from "../src/core/message.js";
 import { prepare } from "../src/core/prepare.js";
 import { normalizeSettings } from "../src/core/settings.js";
 import { TokenEstimator } from "../src/core/tokenEstimator.js";
-import { conversationText, exactTotal, PLAIN_TEXT } from "./pricedText.js";
+import { conversationText, exactTotal } from "./pricedText.js";
 import { findCutPoint } from "../src/core/cutPoint.js";
 import { interleavedRuns, median, ratioSpread, type Spread } from "./timing.js";
 
-export const RESERVE_TOKENS = 16_384;
-export const KEEP_RECENT_TOKENS = 20_000;
 
 export interface Timings {
   readonly parseMs: number;
@@ -59,7 +57,8 @@ export interface RunCounts {
 }
 
 function settingsFor(windowTokens: number) {
-  return normalizeSettings({ maxContextTokens: windowTokens, reserveTokens: RESERVE_TOKENS, keepRecentTokens: KEEP_RECENT_TOKENS });
+  // The default reserve and keep-recent: what a real agent gets.
+  return normalizeSettings({ maxContextTokens: windowTokens });
 }
 
 /** The three timed calls of one row. */
@@ -74,7 +73,7 @@ export function workload(input: unknown, conversation: Conversation, windowToken
   const text = conversationText(conversation);
   return {
     parse: () => parseConversation(input),
-    fullPass: () => countTokens(text, PLAIN_TEXT),
+    fullPass: () => new TokenEstimator().countText(text),
     prepare: () => prepare(conversation, settings, new TokenEstimator()),
   };
 }

@@ -8,8 +8,6 @@
 import type { Conversation } from "../src/core/message.js";
 import { pricedParts, type TokenEstimator } from "../src/core/tokenEstimator.js";
 
-export const PLAIN_TEXT = { disallowedSpecial: new Set<string>() } as const;
-
 /** The system prompt and every message's priced text, as one string for one tokenizer pass. */
 export function conversationText(conversation: Conversation): string {
   const texts = conversation.messages.map((m) => pricedParts(m).parts.join("\n"));

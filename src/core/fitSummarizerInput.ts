@@ -36,17 +36,17 @@ export function fitSummarizerInput(
   estimator: TokenEstimator,
 ): FittedInput {
   const lines = messages.map(serializeMessage);
+  const estimates = lines.map((line) => estimator.estimateText(line) + 1);
   let estimatedTotal = 0;
-  for (const line of lines) estimatedTotal += estimator.estimateText(line) + 1;
+  for (const estimate of estimates) estimatedTotal += estimate;
   if (estimatedTotal <= budgetTokens * ESTIMATED_SHARE) {
     return { transcript: lines.join("\n"), messages, omitted: 0 };
   }
   let used = 0;
   let first = lines.length;
   for (let i = lines.length - 1; i >= 0; i--) {
-    const line = lines[i]!;
-    const estimated = estimator.estimateText(line) + 1;
-    const cost = used + estimated <= budgetTokens * ESTIMATED_SHARE ? estimated : estimator.countText(line) + 1;
+    const estimated = estimates[i]!;
+    const cost = used + estimated <= budgetTokens * ESTIMATED_SHARE ? estimated : estimator.countText(lines[i]!) + 1;
     if (used + cost > budgetTokens) break;
     used += cost;
     first = i;

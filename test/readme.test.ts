@@ -7,7 +7,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CONFIG_VARIABLES } from "../src/config.js";
 import { createMetrics } from "../src/metrics/metrics.js";
-import { repoRoot } from "./helpers/runCli.js";
+import { repoRoot } from "./helpers/repoRoot.js";
 
 const readme = readFileSync(path.join(repoRoot, "README.md"), "utf8");
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openapiDocument } from "../../src/api/openapiDocument.js";
 import { loadConfig } from "../../src/config.js";
 import { markedRequest } from "../helpers/markedConversation.js";
-import { repoRoot } from "../helpers/runCli.js";
+import { repoRoot } from "../helpers/repoRoot.js";
 import { bearer } from "../helpers/serviceConfig.js";
 import { startServiceHarness, type ServiceHarness } from "../helpers/serviceHarness.js";
 

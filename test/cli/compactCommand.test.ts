@@ -5,7 +5,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { conversation, reactTurn } from "../helpers/conversations.js";
 import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
-import { cliPath, repoRoot, runCli } from "../helpers/runCli.js";
+import { cliPath, runCli } from "../helpers/runCli.js";
+import { repoRoot } from "../helpers/repoRoot.js";
 
 const noKey = { ANTHROPIC_API_KEY: "" };
 let dir: string;

@@ -3,7 +3,8 @@ import { createServer } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { conversation, reactTurn } from "../helpers/conversations.js";
 import { deleteKeysUnder, testPrefix } from "../helpers/redisTestPrefix.js";
-import { cliPath, repoRoot, runCli } from "../helpers/runCli.js";
+import { cliPath, runCli } from "../helpers/runCli.js";
+import { repoRoot } from "../helpers/repoRoot.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 
 function freePort(): Promise<number> {

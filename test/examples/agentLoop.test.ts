@@ -7,7 +7,7 @@ import { startServiceUnderTest, type ServiceUnderTest } from "../client/serviceU
 import type { RecordedRequest } from "../helpers/fakeAnthropic.js";
 import { TEST_TENANTS, TEST_WEBHOOK_SECRET } from "../helpers/serviceConfig.js";
 import { waitUntil } from "../helpers/waitUntil.js";
-import { CONTEXT_WINDOW, firstContent, happened, isSummarization, prompt, promptsAroundCompaction, scriptedModel } from "./agentScenario.js";
+import { CONTEXT_WINDOW, firstContent, happened, isSummarization, prompt, promptsAroundCompaction, promptsRefusedAtTurnFive, scriptedModel } from "./agentScenario.js";
 
 const model = scriptedModel();
 const agentRequests = (): RecordedRequest[] => service.harness.fake.requests.filter((request) => !isSummarization(request));
@@ -62,13 +62,7 @@ describe("examples/agentLoop.ts", () => {
     model.slowSummaries = false;
     const events: AgentEvent[] = [];
     const overflowJobsBefore = await completedJobs("overflow");
-    async function* prompts() {
-      for (let turn = 0; turn < 6; turn++) {
-        if (turn === 5) model.agentFaults = [{ kind: "overflow" }];
-        yield prompt(turn);
-      }
-    }
-    const messages = await loop(prompts(), events);
+    const messages = await loop(promptsRefusedAtTurnFive(model), events);
 
     expect(events.map((event) => event.kind)).toEqual(["blocked", "compaction_applied"]);
     expect(events[0]).toEqual({ kind: "blocked", reason: "overflow" });

@@ -79,3 +79,11 @@ export function promptsAroundCompaction(
   }
   return { prompts: prompts(), startedBefore: () => startedBefore };
 }
+
+/** Six turns, the last of which the model refuses once for its size (an overflow error). */
+export async function* promptsRefusedAtTurnFive(model: ScriptedModel): AsyncGenerator<string> {
+  for (let turn = 0; turn < 6; turn++) {
+    if (turn === 5) model.agentFaults = [{ kind: "overflow" }];
+    yield prompt(turn);
+  }
+}

@@ -4,7 +4,7 @@ import type { AgentEvent } from "../../examples/agentLoop.js";
 import { runInProcessLoop } from "../../examples/inProcess.js";
 import { SUMMARY_PREAMBLE } from "../../src/core/summaryEnvelope.js";
 import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
-import { CONTEXT_WINDOW, firstContent, isSummarization, prompt, promptsAroundCompaction, scriptedModel } from "./agentScenario.js";
+import { CONTEXT_WINDOW, firstContent, isSummarization, prompt, promptsAroundCompaction, promptsRefusedAtTurnFive, scriptedModel } from "./agentScenario.js";
 
 const model = scriptedModel();
 let fake: FakeAnthropic;
@@ -43,13 +43,7 @@ describe("examples/inProcess.ts", () => {
   it("compacts now and retries once when a request is refused for its size", async () => {
     model.slowSummaries = false;
     const events: AgentEvent[] = [];
-    async function* prompts() {
-      for (let turn = 0; turn < 6; turn++) {
-        if (turn === 5) model.agentFaults = [{ kind: "overflow" }];
-        yield prompt(turn);
-      }
-    }
-    const messages = await loop(prompts(), events);
+    const messages = await loop(promptsRefusedAtTurnFive(model), events);
 
     expect(events.map((event) => event.kind)).toEqual(["blocked", "compaction_applied"]);
     const retried = fake.requests.filter((request) => !isSummarization(request)).at(-1)!;

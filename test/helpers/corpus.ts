@@ -9,21 +9,11 @@
  * sizes and real pairing patterns. The corpus is read in place, never copied
  * into the repository.
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { repoRoot } from "./repoRoot.js";
 
-/**
- * The nearest folder above this file holding package.json: the repository,
- * whether this runs from `test/helpers` or compiled into `dist/test/helpers`.
- */
-function repositoryRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(path.join(dir, "package.json")) && path.dirname(dir) !== dir) dir = path.dirname(dir);
-  return dir;
-}
-
-export const corpusDir = path.resolve(repositoryRoot(), "../shared/corpus");
+export const corpusDir = path.resolve(repoRoot, "../shared/corpus");
 
 export type CorpusSource = "claude-code" | "pi" | "tau-bench";
 

@@ -5,9 +5,8 @@
  */
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { repoRoot } from "./repoRoot.js";
 
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const cliPath = path.join(repoRoot, "bin/compactd.js");
 
 export interface CliRun {

@@ -16,7 +16,8 @@ import { startWebhookReceiver, type WebhookReceiver } from "../webhooks/webhookR
 import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
 import { markedRequest } from "../helpers/markedConversation.js";
 import { deleteKeysUnder, TEST_REDIS_URL } from "../helpers/redisTestPrefix.js";
-import { cliPath, repoRoot } from "../helpers/runCli.js";
+import { cliPath } from "../helpers/runCli.js";
+import { repoRoot } from "../helpers/repoRoot.js";
 import { bearer, serviceConfig, TEST_WEBHOOK_SECRET } from "../helpers/serviceConfig.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 

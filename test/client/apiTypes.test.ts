@@ -3,7 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { openapiToTypeScript } from "../../scripts/openapiToTypeScript.js";
 import { MAX_WAIT_PER_REQUEST_SECONDS } from "../../src/client/compactdClient.js";
-import { repoRoot } from "../helpers/runCli.js";
+import { repoRoot } from "../helpers/repoRoot.js";
 
 /** The contract as committed (test/api/openapi.test.ts keeps it equal to what GET /openapi.json serves). */
 const document = JSON.parse(readFileSync(path.join(repoRoot, "docs/openapi.json"), "utf8")) as {

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { repoRoot } from "../helpers/runCli.js";
+import { repoRoot } from "../helpers/repoRoot.js";
 
 /** Every module `entry` loads, following relative imports: the files, and the packages by name. */
 function importGraph(entry: string): { files: string[]; packages: string[] } {

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { openapiToMarkdown } from "../../scripts/openapiToMarkdown.js";
-import { repoRoot } from "../helpers/runCli.js";
+import { repoRoot } from "../helpers/repoRoot.js";
 
 describe("docs/API.md", () => {
   const document = JSON.parse(readFileSync(path.join(repoRoot, "docs/openapi.json"), "utf8")) as Record<string, unknown>;

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { REASONS } from "../core/compactor.js";
 
 /**
  * Every Prometheus metric compactd exports, created on a registry the caller
@@ -28,9 +29,12 @@ const CALLBACK_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 /** Context sizes from a small agent's to the largest windows (2M tokens). */
 const TOKEN_BUCKETS = [500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000, 2_000_000];
 
-export type JobOutcome = "completed" | "degraded" | "failed" | "cancelled" | "nothing_to_compact";
-export type SummarizerOutcome = "ok" | "error" | "stalled" | "truncated" | "overflow";
-export type TokenDirection = "input" | "output";
+export const JOB_OUTCOMES = ["completed", "degraded", "failed", "cancelled", "nothing_to_compact"] as const;
+export type JobOutcome = (typeof JOB_OUTCOMES)[number];
+export const SUMMARIZER_OUTCOMES = ["ok", "error", "stalled", "truncated", "overflow"] as const;
+export type SummarizerOutcome = (typeof SUMMARIZER_OUTCOMES)[number];
+export const TOKEN_DIRECTIONS = ["input", "output"] as const;
+export type TokenDirection = (typeof TOKEN_DIRECTIONS)[number];
 /**
  * One callback delivery attempt: `delivered` (2xx), `gone` (410, retries
  * stop), `rejected` (another status), `redirected` (3xx, not followed),
@@ -38,15 +42,17 @@ export type TokenDirection = "input" | "output";
  * policy blocked the connection). `abandoned` counts callbacks given up after
  * their last attempt, in addition to that attempt's own outcome.
  */
-export type CallbackOutcome =
-  | "delivered"
-  | "gone"
-  | "rejected"
-  | "redirected"
-  | "timeout"
-  | "unreachable"
-  | "refused"
-  | "abandoned";
+export const CALLBACK_OUTCOMES = ["delivered", "gone", "rejected", "redirected", "timeout", "unreachable", "refused", "abandoned"] as const;
+export type CallbackOutcome = (typeof CALLBACK_OUTCOMES)[number];
+
+/**
+ * prom-client's default metrics include `nodejs_active_{handles,requests,resources}_total`:
+ * gauges whose names end in `_total`, which `promtool check metrics` (and any
+ * CI that lints scrapes) rejects as counter names on a gauge. The same counts
+ * are the sums of the per-type gauges `nodejs_active_handles` etc., so these
+ * three are dropped rather than renamed.
+ */
+const MISNAMED_DEFAULT_GAUGES = ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"];
 
 export interface Metrics {
   readonly registry: Registry;
@@ -83,8 +89,9 @@ export interface Metrics {
  */
 export function createMetrics(registry: Registry = new Registry()): Metrics {
   collectDefaultMetrics({ register: registry });
+  for (const name of MISNAMED_DEFAULT_GAUGES) registry.removeSingleMetric(name);
   const registers = [registry];
-  return {
+  const metrics: Metrics = {
     registry,
     jobsTotal: new Counter({
       name: "compactd_jobs_total",
@@ -176,4 +183,24 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
       registers,
     }),
   };
+  exportEveryLabelSetAtZero(metrics);
+  return metrics;
+}
+
+/**
+ * A labelled series that does not exist yet has no first value: `rate()` and
+ * `increase()` need two samples, so a counter born at 1 loses that 1, and an
+ * alert on the first failures of a fresh pod never fires. So every label set
+ * of the closed sets above is exported at 0 from start-up.
+ */
+function exportEveryLabelSetAtZero(metrics: Metrics): void {
+  for (const reason of REASONS) {
+    for (const outcome of JOB_OUTCOMES) metrics.jobsTotal.inc({ reason, outcome }, 0);
+    metrics.degradedTotal.inc({ reason }, 0);
+    metrics.jobDuration.zero({ reason });
+    metrics.queueWait.zero({ reason });
+  }
+  for (const outcome of SUMMARIZER_OUTCOMES) metrics.summarizerRequestsTotal.inc({ outcome }, 0);
+  for (const direction of TOKEN_DIRECTIONS) metrics.summarizerTokensTotal.inc({ direction }, 0);
+  for (const outcome of CALLBACK_OUTCOMES) metrics.callbacksTotal.inc({ outcome }, 0);
 }

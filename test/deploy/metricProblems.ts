@@ -4,7 +4,7 @@
  * registry in-process and against a scrape of the running processes.
  */
 import { REASONS } from "../../src/core/index.js";
-import type { CallbackOutcome, JobOutcome, SummarizerOutcome, TokenDirection } from "../../src/metrics/metrics.js";
+import { CALLBACK_OUTCOMES, JOB_OUTCOMES, SUMMARIZER_OUTCOMES, TOKEN_DIRECTIONS } from "../../src/metrics/metrics.js";
 import { QUEUE_JOB_STATES } from "../../src/metrics/queueJobsCollector.js";
 import { CALLBACK_QUEUE, COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
 import { findMetric, type ExposedMetrics } from "./exposedMetrics.js";
@@ -20,28 +20,13 @@ const PROMETHEUS_SERIES = new Set(["up"]);
  */
 const TARGET_LABELS = new Set(["namespace", "release", "component", "job", "pod", "instance", "service", "container", "endpoint"]);
 
-// Typed against the service's unions, so renaming a label value there breaks this list.
-const JOB_OUTCOMES = ["completed", "degraded", "failed", "cancelled", "nothing_to_compact"] as const satisfies readonly JobOutcome[];
-const SUMMARIZER_OUTCOMES = ["ok", "error", "stalled", "truncated", "overflow"] as const satisfies readonly SummarizerOutcome[];
-const CALLBACK_OUTCOMES = [
-  "delivered",
-  "gone",
-  "rejected",
-  "redirected",
-  "timeout",
-  "unreachable",
-  "refused",
-  "abandoned",
-] as const satisfies readonly CallbackOutcome[];
-const DIRECTIONS = ["input", "output"] as const satisfies readonly TokenDirection[];
-
 /** The closed sets of label values, per metric and label. */
 const LABEL_VALUES: Record<string, Record<string, readonly string[]>> = {
   compactd_jobs_total: { outcome: JOB_OUTCOMES, reason: REASONS },
   compactd_degraded_total: { reason: REASONS },
   compactd_summarizer_requests_total: { outcome: SUMMARIZER_OUTCOMES },
   compactd_callbacks_total: { outcome: CALLBACK_OUTCOMES },
-  compactd_summarizer_tokens_total: { direction: DIRECTIONS },
+  compactd_summarizer_tokens_total: { direction: TOKEN_DIRECTIONS },
   compactd_queue_jobs: { state: QUEUE_JOB_STATES, queue: [COMPACTION_QUEUE, CALLBACK_QUEUE] },
 };
 

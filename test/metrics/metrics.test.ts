@@ -1,6 +1,7 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { createMetrics } from "../../src/metrics/metrics.js";
+import { REASONS } from "../../src/core/index.js";
+import { CALLBACK_OUTCOMES, createMetrics, JOB_OUTCOMES, SUMMARIZER_OUTCOMES, TOKEN_DIRECTIONS } from "../../src/metrics/metrics.js";
 
 /** Every metric issue 3 names, with its type. */
 const REQUIRED: Record<string, string> = {
@@ -76,6 +77,29 @@ describe("createMetrics", () => {
     const second = createMetrics(new Registry());
     first.jobsTotal.inc({ reason: "overflow", outcome: "completed" });
     expect(await first.registry.metrics()).toContain('compactd_jobs_total{reason="overflow",outcome="completed"} 1');
-    expect(await second.registry.metrics()).not.toContain('compactd_jobs_total{reason="overflow"');
+    expect(await second.registry.metrics()).toContain('compactd_jobs_total{reason="overflow",outcome="completed"} 0');
+  });
+
+  it("exports every label set of every labelled counter at 0 before its first event, so rate() sees the first one", async () => {
+    const text = await createMetrics().registry.metrics();
+    const expected = [
+      ...REASONS.flatMap((reason) => JOB_OUTCOMES.map((outcome) => `compactd_jobs_total{reason="${reason}",outcome="${outcome}"} 0`)),
+      ...REASONS.map((reason) => `compactd_degraded_total{reason="${reason}"} 0`),
+      ...REASONS.map((reason) => `compactd_job_duration_seconds_count{reason="${reason}"} 0`),
+      ...REASONS.map((reason) => `compactd_queue_wait_seconds_count{reason="${reason}"} 0`),
+      ...SUMMARIZER_OUTCOMES.map((outcome) => `compactd_summarizer_requests_total{outcome="${outcome}"} 0`),
+      ...TOKEN_DIRECTIONS.map((direction) => `compactd_summarizer_tokens_total{direction="${direction}"} 0`),
+      ...CALLBACK_OUTCOMES.map((outcome) => `compactd_callbacks_total{outcome="${outcome}"} 0`),
+      "compactd_stalled_jobs_total 0",
+      "compactd_summarizer_duration_seconds_count 0",
+    ];
+    const lines = new Set(text.split("\n"));
+    expect(expected.filter((line) => !lines.has(line))).toEqual([]);
+  });
+
+  it("leaves out the default gauges named like counters, which promtool check metrics rejects", async () => {
+    const text = await createMetrics().registry.metrics();
+    expect(text).not.toMatch(/^# TYPE \S+_total gauge/m);
+    expect(text).toMatch(/^# TYPE nodejs_active_handles gauge/m);
   });
 });

@@ -13,12 +13,15 @@ import { waitUntil } from "../helpers/waitUntil.js";
 import { dashboardQueries, kedaPrometheusQuery, readDashboard, ruleExpressions } from "./chart.js";
 import { metricsOfExposition, type ExposedMetrics } from "./exposedMetrics.js";
 import { problemsOf } from "./metricProblems.js";
+import { promtool } from "./promtool.js";
 
 describe("metrics scraped from a running API and worker", () => {
   const config = serviceConfig("scraped-metrics", { ANTHROPIC_API_KEY: "" });
   let api: RunningApi;
   let worker: RunningWorker;
   let exposed: ExposedMetrics;
+  let apiScrape: string;
+  let workerScrape: string;
 
   beforeAll(async () => {
     worker = await runWorker(config, { onError: () => {} });
@@ -42,6 +45,7 @@ describe("metrics scraped from a running API and worker", () => {
       texts = [await scrape(api.port), await scrape(worker.metricsPort!)];
       return texts.some((t) => t.includes("compactd_queue_jobs{"));
     }, "a process exports compactd_queue_jobs", 20_000);
+    [apiScrape, workerScrape] = texts as [string, string];
     exposed = metricsOfExposition(texts.join("\n"));
   }, 60_000);
 
@@ -61,6 +65,11 @@ describe("metrics scraped from a running API and worker", () => {
 
   it("serves the queue gauge KEDA's Prometheus trigger reads", () => {
     expect(problemsOf("ScaledObject query", kedaPrometheusQuery(), exposed)).toEqual([]);
+  });
+
+  it("passes `promtool check metrics` on the API's scrape and on the worker's", async () => {
+    expect(await promtool(["check", "metrics"], apiScrape)).toEqual({ code: 0, output: "" });
+    expect(await promtool(["check", "metrics"], workerScrape)).toEqual({ code: 0, output: "" });
   });
 
   it("counts the compaction it ran", () => {

@@ -132,7 +132,6 @@ export class Compactor {
     ]);
 
     const files = formatFileOperations(prep.fileOperations);
-    const historyWithFiles = joinSections([history.text, files]);
     const prefixSection = prefix === undefined ? "" : `## Turn in progress (its start was compacted)\n\n${prefix.text}`;
     const summary = joinSections([history.text, prefixSection, files]);
     const messages = apply(conversation.messages, prep, summary);
@@ -154,7 +153,7 @@ export class Compactor {
       checkpoint:
         prep.checkpointTurnId === undefined
           ? null
-          : { turnId: prep.checkpointTurnId, summary: historyWithFiles, degraded: history.degraded },
+          : { turnId: prep.checkpointTurnId, summary: joinSections([history.text, formatFileOperations(prep.historyFileOperations)]), degraded: history.degraded },
       omitted: prep.omittedHistory + prep.omittedTurnPrefix,
       firstKeptIndex: prep.firstKeptIndex,
     };

@@ -44,6 +44,12 @@ export interface Preparation {
   readonly turnPrefixTokens: number;
   /** Files read and modified over the full summarized ranges, merged with the previous summary's. */
   readonly fileOperations: FileOperations;
+  /**
+   * The same over the history alone: what the checkpoint lists. A checkpoint
+   * stands for its own turns only; a path the split turn's head touched would
+   * be claimed by a turn that never touched it.
+   */
+  readonly historyFileOperations: FileOperations;
   /** Exact tokens of the system prompt plus the kept tail. */
   readonly keptTokens: number;
   /** The stored turn a checkpoint would cover through, or undefined when the cut is not on a turn boundary. */
@@ -109,6 +115,7 @@ export function prepare(
   );
 
   const topSystemTokens = estimator.systemTokens(conversation);
+  const historyFileOperations = collectFileOperations(messagesToSummarize, inheritedFiles);
   return {
     firstKeptIndex: cut.firstKeptIndex,
     messagesToSummarize,
@@ -123,7 +130,8 @@ export function prepare(
     turnPrefixInput,
     summaryTokens,
     turnPrefixTokens,
-    fileOperations: collectFileOperations([...messagesToSummarize, ...turnPrefixMessages], inheritedFiles),
+    fileOperations: collectFileOperations(turnPrefixMessages, historyFileOperations),
+    historyFileOperations,
     keptTokens: topSystemTokens + exactSum(messages.slice(0, systemEnd), estimator) + cut.keptTokens,
     checkpointTurnId: checkpointTurnId(messages, start, historyEnd),
   };

@@ -275,6 +275,27 @@ describe("Compactor", () => {
       expect(result.summary).toContain("Summary of turnPrefix");
     });
 
+    it("lists in the checkpoint's file blocks only the files its own turns touched", async () => {
+      const summarizer = scriptedSummarizer(() => ({ kind: "reply", text: "S" }));
+      const compactor = createCompactor({ settings: { maxContextTokens: 40_000, keepRecentTokens: 1_000 }, summarizer })!;
+      const raw = [
+        { role: "system", content: "s" },
+        { role: "user", content: "q1", turn_id: "t1" },
+        { role: "assistant", content: "a1", turn_id: "t1" },
+        { role: "user", content: "q2" },
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "write_file", arguments: JSON.stringify({ path: "/live.txt" }) } }] },
+        { role: "tool", tool_call_id: "c1", content: "ok" },
+        { role: "assistant", content: "word ".repeat(1_500) },
+        { role: "assistant", content: "tail" },
+      ];
+      const result = await compactor.compact(parseConversation(raw), manual);
+      expect(result.splitTurn).toBe(true);
+      expect(result.checkpoint?.turnId).toBe("t1");
+      expect(result.checkpoint?.summary).not.toContain("/live.txt");
+      expect(result.checkpoint?.summary).toBe("S");
+      expect(result.summary).toContain("<modified-files>\n/live.txt\n</modified-files>");
+    });
+
     it("has no checkpoint when the whole summarized range is inside the current turn", async () => {
       const { compactor } = compactorWith();
       const result = await compactor.compact(parseConversation(reactTurn({ rounds: 40, toolResultChars: 2_500, turnId: "only" })), manual);

@@ -69,6 +69,28 @@ function url(schemes: readonly string[]): z.ZodType<string, string> {
   });
 }
 
+/**
+ * Seed nodes of a Redis Cluster: a few suffice, the client discovers the rest.
+ * Credentials and TLS come from the first entry, so every entry must agree on
+ * the scheme; a database number has no meaning on a cluster.
+ */
+const clusterNodes: z.ZodType<string[], string> = z.string().transform((raw, ctx) => {
+  const entries = list(raw);
+  const problems = entries.flatMap((entry, index) => {
+    const where = `entry ${index + 1}`;
+    if (!URL.canParse(entry)) return [`${where} is not a URL`];
+    const node = new URL(entry);
+    if (node.protocol !== "redis:" && node.protocol !== "rediss:") return [`${where} does not start with redis:// or rediss://`];
+    if (node.pathname !== "" && node.pathname !== "/") return [`${where} names a database, which a cluster does not have`];
+    if (node.protocol !== new URL(entries[0]!).protocol) return [`${where} mixes redis:// and rediss://`];
+    return [];
+  });
+  if (entries.length === 0) problems.push("no entry");
+  return problems.length === 0
+    ? entries
+    : fail(ctx, `expected comma-separated redis:// or rediss:// URLs of cluster nodes; ${problems.join("; ")}`);
+});
+
 const text: z.ZodType<string, string> = z.string().transform((raw) => raw.trim());
 
 function list(raw: string): string[] {
@@ -176,7 +198,18 @@ function optional<T>(
 const MIB = 1024 * 1024;
 
 const VARIABLES = {
-  redisUrl: withDefault("REDIS_URL", "redis://127.0.0.1:6379", url(["redis:", "rediss:"]), "Redis holding the queues, results and locks."),
+  redisUrl: withDefault(
+    "REDIS_URL",
+    "redis://127.0.0.1:6379",
+    url(["redis:", "rediss:"]),
+    "Standalone Redis holding the queues, results and locks; ignored when REDIS_CLUSTER_NODES is set.",
+  ),
+  redisClusterNodes: optional(
+    "REDIS_CLUSTER_NODES",
+    clusterNodes,
+    "Comma-separated redis:// or rediss:// URLs of a few Redis Cluster nodes (credentials and TLS from the first); sets cluster mode.",
+    "unset: standalone Redis at REDIS_URL",
+  ),
   anthropicApiKey: optional(
     "ANTHROPIC_API_KEY",
     text,
@@ -285,8 +318,8 @@ export const CONFIG_VARIABLES: readonly ConfigVariableDoc[] = Object.entries(VAR
 
 function shown(variable: Variable<unknown>, raw: string): string {
   if (variable.secret) return `<hidden, ${raw.length} characters>`;
-  // A Redis URL may carry a password.
-  return JSON.stringify(raw.replace(/\/\/[^/@]*@/, "//<credentials>@"));
+  // Redis URLs may carry a password.
+  return JSON.stringify(raw.replace(/\/\/[^/@,]*@/g, "//<credentials>@"));
 }
 
 /** Reads and validates the whole table; throws {@link ConfigError} naming every wrong variable. */

@@ -147,6 +147,22 @@ describe("loadConfig", () => {
     expect(error.message).toContain("<credentials>@redis:6379");
   });
 
+  it("takes Redis Cluster nodes as a list of URLs", () => {
+    const config = loadConfig({ REDIS_CLUSTER_NODES: " rediss://:pw@node-a:7000, rediss://:pw@node-b:7001 " });
+    expect(config.redisClusterNodes).toEqual(["rediss://:pw@node-a:7000", "rediss://:pw@node-b:7001"]);
+    expect(loadConfig({}).redisClusterNodes).toBeUndefined();
+  });
+
+  it("names each wrong Redis Cluster node and hides every password", () => {
+    const error = problemsOf({ REDIS_CLUSTER_NODES: "redis://:hunter2@a:7000,rediss://:hunter2@b:7001,http://c:7002,redis://d:7003/2,d:7004" });
+    expect(error.problems.map((p) => p.variable)).toEqual(["REDIS_CLUSTER_NODES"]);
+    expect(error.message).toContain("entry 2 mixes redis:// and rediss://");
+    expect(error.message).toContain("entry 3 does not start with redis:// or rediss://");
+    expect(error.message).toContain("entry 4 names a database, which a cluster does not have");
+    expect(error.message).toContain("entry 5 does not start with redis:// or rediss://");
+    expect(error.message).not.toContain("hunter2");
+  });
+
   it("refuses a callback backoff cap below the first backoff", () => {
     const error = problemsOf({ COMPACTD_CALLBACK_BACKOFF_MS: "5000", COMPACTD_CALLBACK_MAX_BACKOFF_MS: "1000" });
     expect(error.message).toContain("COMPACTD_CALLBACK_MAX_BACKOFF_MS");

@@ -2,7 +2,7 @@
  * Everything the API's routes use, created from the config and closed with
  * the app.
  */
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../queue/redisConnection.js";
 import type { Config } from "../config.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { BatchStore } from "../queue/batchStore.js";
@@ -10,7 +10,7 @@ import type { CompactionQueue } from "../queue/compactionQueue.js";
 import type { JobSettlement } from "../queue/jobSettlement.js";
 import type { ServiceKeys } from "../queue/queueNames.js";
 import { openQueueStores } from "../queue/queueStores.js";
-import { closeRedisConnection, createRedisConnection } from "../queue/redisConnection.js";
+import { closeRedisConnection, createRedisConnection, redisEndpointOf } from "../queue/redisConnection.js";
 import type { ResultStore } from "../queue/resultStore.js";
 import type { CallbackQueue } from "../webhooks/callbackQueue.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
@@ -21,7 +21,7 @@ export interface ApiServices {
   readonly config: Config;
   readonly metrics: Metrics;
   readonly authenticate: Authenticate;
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly keys: ServiceKeys;
   readonly queue: CompactionQueue;
   readonly callbackQueue: CallbackQueue;
@@ -52,7 +52,7 @@ export function createApiServices(
   resolveHost: ResolveHost | undefined,
   onError: (error: Error) => void,
 ): ApiServices {
-  const redis = createRedisConnection(config.redisUrl, "api", config.queuePrefix);
+  const redis = createRedisConnection(redisEndpointOf(config), "api", config.queuePrefix);
   redis.on("error", onError);
   const stores = openQueueStores(redis, config, onError);
   return {

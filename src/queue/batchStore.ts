@@ -11,7 +11,7 @@
  * over a crashed one), so the `batch.completed` callback is queued at least
  * once; its stable webhook id makes the repeats one delivery.
  */
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./redisConnection.js";
 import type { ServiceKeys } from "./queueNames.js";
 import type { FinalStatus } from "./resultStore.js";
 
@@ -57,7 +57,7 @@ return 0
 
 export class BatchStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ServiceKeys,
     private readonly retentionSeconds: number,
   ) {}

@@ -9,10 +9,10 @@
  * the result, so a missed broadcast costs at most a summarizer call, never a
  * cancelled job that completes.
  */
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./redisConnection.js";
 import type { ServiceKeys } from "./queueNames.js";
 
-export async function broadcastCancel(redis: Redis, keys: ServiceKeys, jobId: string): Promise<void> {
+export async function broadcastCancel(redis: RedisClient, keys: ServiceKeys, jobId: string): Promise<void> {
   await redis.publish(keys.cancelChannel, jobId);
 }
 
@@ -22,7 +22,7 @@ export async function broadcastCancel(redis: Redis, keys: ServiceKeys, jobId: st
  * ioredis resubscribes by itself after a reconnection.
  */
 export async function listenForCancels(
-  subscriber: Redis,
+  subscriber: RedisClient,
   keys: ServiceKeys,
   onCancel: (jobId: string) => void,
 ): Promise<void> {

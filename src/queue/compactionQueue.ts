@@ -14,7 +14,7 @@
  *   job lost to a Redis outage).
  */
 import { Queue, type Job } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./redisConnection.js";
 import { COMPACTION_JOB_NAME, inFlightId, PRIORITY_BY_REASON, type CompactionJobData } from "./compactionJob.js";
 import { COMPACTION_QUEUE } from "./queueNames.js";
 
@@ -30,7 +30,7 @@ export interface CompactionQueueOptions {
   readonly retentionSeconds: number;
 }
 
-export function createCompactionQueue(connection: Redis, options: CompactionQueueOptions): CompactionQueue {
+export function createCompactionQueue(connection: RedisClient, options: CompactionQueueOptions): CompactionQueue {
   return new Queue<CompactionJobData>(COMPACTION_QUEUE, {
     connection,
     prefix: options.prefix,

@@ -4,7 +4,7 @@
  * the settlement that ties them together. The API and the worker open them
  * the same way so both agree on retention, retries and key names.
  */
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./redisConnection.js";
 import type { Config } from "../config.js";
 import { createCallbackQueue, type CallbackQueue } from "../webhooks/callbackQueue.js";
 import { BatchStore } from "./batchStore.js";
@@ -25,7 +25,7 @@ export interface QueueStores {
 }
 
 /** `onError` hears the queues' connection trouble; ioredis reconnects by itself. */
-export function openQueueStores(redis: Redis, config: Config, onError: (error: Error) => void): QueueStores {
+export function openQueueStores(redis: RedisClient, config: Config, onError: (error: Error) => void): QueueStores {
   const keys = serviceKeys(config.queuePrefix);
   const compactionQueue = createCompactionQueue(redis, {
     prefix: config.queuePrefix,

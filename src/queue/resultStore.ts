@@ -9,7 +9,7 @@
  * that takes the job over delivers the stored outcome instead of summarizing a
  * second time: the callback, the job view and the metrics all see one result.
  */
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./redisConnection.js";
 import type { Reason, Result } from "../core/compactor.js";
 import type { Replaces } from "../core/replaces.js";
 import { decodePayload, encodePayload } from "./payloadCodec.js";
@@ -45,7 +45,7 @@ export interface Tombstone {
 
 export class ResultStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: ServiceKeys,
     private readonly retentionSeconds: number,
   ) {}

@@ -1,5 +1,5 @@
 import { type Job, Queue } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../queue/redisConnection.js";
 import type { Config } from "../config.js";
 import { encodePayload } from "../queue/payloadCodec.js";
 import { CALLBACK_QUEUE } from "../queue/queueNames.js";
@@ -77,7 +77,7 @@ export function callbackRetryPolicy(config: CallbackConfig): CallbackRetryPolicy
 const KEEP_DELIVERED = 1_000;
 const KEEP_FAILED = 10_000;
 
-export function createCallbackQueue(connection: Redis, config: CallbackConfig): CallbackQueue {
+export function createCallbackQueue(connection: RedisClient, config: CallbackConfig): CallbackQueue {
   return new Queue<CallbackJobData>(CALLBACK_QUEUE, {
     connection,
     prefix: config.queuePrefix,

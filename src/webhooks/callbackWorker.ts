@@ -1,5 +1,5 @@
 import { UnrecoverableError, Worker } from "bullmq";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../queue/redisConnection.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { decodePayload } from "../queue/payloadCodec.js";
 import { CALLBACK_QUEUE } from "../queue/queueNames.js";
@@ -26,7 +26,7 @@ import { signWebhook } from "./signing.js";
 export interface CallbackWorkerOptions {
   readonly config: CallbackConfig;
   /** Needs `maxRetriesPerRequest: null`, like every BullMQ worker connection. */
-  readonly connection: Redis;
+  readonly connection: RedisClient;
   readonly metrics: Metrics;
   /** Tests make names resolve where they like; production uses the system resolver. */
   readonly resolveHost?: ResolveHost;

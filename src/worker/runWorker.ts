@@ -19,7 +19,8 @@ import { listenForCancels } from "../queue/cancelChannel.js";
 import type { CompactionJobData } from "../queue/compactionJob.js";
 import { COMPACTION_QUEUE } from "../queue/queueNames.js";
 import { openQueueStores } from "../queue/queueStores.js";
-import { closeRedisConnection, createRedisConnection } from "../queue/redisConnection.js";
+import { queueSlotAnswers } from "../queue/redisReadiness.js";
+import { closeRedisConnection, createRedisConnection, redisEndpointOf } from "../queue/redisConnection.js";
 import type { RunningProcess } from "../queue/runningProcess.js";
 import { createCallbackWorker } from "../webhooks/callbackWorker.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
@@ -53,17 +54,14 @@ const FINISH_SHARE = 0.8;
 /** How long dropping the connections of a close that missed its deadline may take. */
 const FORCE_CLOSE_MS = 1_000;
 
-/** How long /readyz waits for Redis to answer a PING. */
-const READY_PROBE_MS = 1_000;
-
 export async function runWorker(config: Config, options: WorkerOptions = {}): Promise<RunningWorker> {
   const metrics = options.metrics ?? createMetrics();
   const onError = options.onError ?? ((error: Error) => console.error(`compactd worker: ${error.message}`));
 
-  const redis = createRedisConnection(config.redisUrl, "worker", config.queuePrefix);
-  const workerConnection = createRedisConnection(config.redisUrl, "worker", config.queuePrefix);
-  const callbackConnection = createRedisConnection(config.redisUrl, "worker", config.queuePrefix);
-  const subscriber = createRedisConnection(config.redisUrl, "subscriber", config.queuePrefix);
+  const redis = createRedisConnection(redisEndpointOf(config), "worker", config.queuePrefix);
+  const workerConnection = createRedisConnection(redisEndpointOf(config), "worker", config.queuePrefix);
+  const callbackConnection = createRedisConnection(redisEndpointOf(config), "worker", config.queuePrefix);
+  const subscriber = createRedisConnection(redisEndpointOf(config), "subscriber", config.queuePrefix);
   for (const connection of [redis, workerConnection, callbackConnection, subscriber]) connection.on("error", onError);
 
   const stores = openQueueStores(redis, config, onError);
@@ -123,8 +121,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
       port: config.metricsPort,
       probes: {
         "/healthz": () => ({ ok: consuming(), detail: { consuming: consuming() } }),
-        // The worker's connections wait for Redis without limit; the probe must not.
-        "/readyz": async () => ({ ok: (await settledWithin(redis.ping(), READY_PROBE_MS)) === "PONG" }),
+        "/readyz": async () => ({ ok: await queueSlotAnswers(redis, config.queuePrefix) }),
       },
     });
   }

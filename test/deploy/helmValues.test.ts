@@ -8,7 +8,7 @@ import { helperBody, readChartFile, readSchema, readValues, ROOT, type Values } 
 import { parseDockerfile } from "./dockerfile.js";
 
 /** Variables the chart takes from Secrets (`secrets.*`, `redis.*`), not from values.config. */
-const NOT_IN_CONFIG = ["ANTHROPIC_API_KEY", "COMPACTD_API_KEYS", "COMPACTD_WEBHOOK_SECRET", "REDIS_URL"];
+const NOT_IN_CONFIG = ["ANTHROPIC_API_KEY", "COMPACTD_API_KEYS", "COMPACTD_WEBHOOK_SECRET", "REDIS_URL", "REDIS_CLUSTER_NODES"];
 
 const validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(readSchema());
 

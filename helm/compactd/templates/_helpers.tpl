@@ -119,7 +119,9 @@ longer than the deadline (and, for the API, the preStop sleep before it).
 
 {{/*
 Environment of the API and worker containers: the ConfigMap, the app's
-Secret, the Redis URL from wherever it comes, and extraEnv.
+Secret, the Redis URL from wherever it comes, and extraEnv. With
+redis.cluster the same value lists cluster nodes and is passed as
+REDIS_CLUSTER_NODES, which puts compactd in cluster mode.
 */}}
 {{- define "compactd.env" -}}
 envFrom:
@@ -128,7 +130,7 @@ envFrom:
   - secretRef:
       name: {{ include "compactd.secretName" . }}
 env:
-  - name: REDIS_URL
+  - name: {{ ternary "REDIS_CLUSTER_NODES" "REDIS_URL" (and .Values.redis.cluster (not .Values.redis.deploy)) }}
     {{- if .Values.redis.existingSecret }}
     valueFrom:
       secretKeyRef:

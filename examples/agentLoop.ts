@@ -7,10 +7,12 @@
  * - The result comes back later (a signed webhook here). At the start of the
  *   next turn it is spliced in with `applyCompaction`, which keeps everything
  *   said in the meantime and refuses a result that no longer fits.
- * - If a request is refused for its size anyway (`isOverflowError`), or a
- *   reply is cut short by the window (`responseHitContextLimit`), the agent
- *   cannot go on: it compacts now (reason `overflow`, waiting for the result)
- *   and retries once.
+ * - If a request is refused anyway because it does not fit the window
+ *   (`isOverflowError`), or a reply is cut short by the window
+ *   (`responseHitContextLimit`), the agent cannot go on: it compacts now
+ *   (reason `overflow`, waiting for the result) and retries once. A request
+ *   refused for its size in bytes (HTTP 413) is not an overflow and is
+ *   thrown: compaction cannot shrink the attachment that made it large.
  *
  * The loop only needs "start a compaction" and "compact now" ({@link
  * Compactions}); `serviceCompactions` below provides them with the service,

@@ -7,7 +7,8 @@
  *   conversation that kept growing, refusing a stale one.
  * - The core's decision functions, so an agent loop can tell when to ask:
  *   {@link shouldCompact} (the threshold, from the provider's usage),
- *   {@link isOverflowError} (a request refused for its size) and
+ *   {@link isOverflowError} (a request refused because it does not fit the
+ *   window; one refused for its size in bytes is not) and
  *   {@link responseHitContextLimit} (a reply cut short by the window).
  */
 export {

@@ -18,24 +18,33 @@
  * 1. Exclusions are checked first and win. They are the look-alikes: limits
  *    that mention tokens or size but are not about the window (per-minute
  *    token budgets, throttling, billing, output caps, one oversized part).
- * 2. Then the overflow wordings, one group per provider, and HTTP 413.
+ * 2. Then the overflow wordings, one group per provider. A status alone
+ *    (400, 413, 422, 500) never makes an overflow: self-hosted servers answer
+ *    one with any of them (TGI 422, vLLM behind Xinference 500).
  *
- * Size limits, decided: a refusal of the request *as a whole* for its size
- * (HTTP 413, Anthropic's `request_too_large` 32 MB limit, a gateway's "request
- * entity too large") counts as overflow. What makes a conversation's request
- * large is the history it carries (images read by tools, long tool output),
- * and compaction is what replaces that history with a short summary; left
- * unrecognised, every following request fails the same way and the session
- * is stuck. If the bulk sits in the newest messages, which compaction keeps
- * verbatim, the compactor reports nothing to compact and the caller stops, so
- * the retry cannot loop. A refusal of one *part* (an image over 5 MB, a file,
- * one string over the per-field limit) is not overflow: that part is in the
- * newest message, compaction cannot remove it, and the retry would fail
- * identically after having thrown history away.
+ * Byte-size limits, decided: a refusal of the request for its size in bytes
+ * (HTTP 413, Anthropic's `request_too_large` 32 MB limit, Gemini's "Request
+ * payload size exceeds the limit", a gateway's "Request Entity Too Large") is
+ * not an overflow. It limits the HTTP body, not the tokens in the window, and
+ * what fills a body that large is base64: images, PDFs, audio. Compaction
+ * keeps the newest messages verbatim, which is where a freshly attached file
+ * sits, so compacting destroys history and the retry is refused again. The
+ * caller has to shrink or drop the attachment instead. A 413 is therefore
+ * judged by its words like any other status: Anthropic's 413 "Request size
+ * exceeds model context window" names the window and is an overflow. The same
+ * goes for one oversized *part* (an image over 5 MB, a file, one string over
+ * the per-field limit), refused whatever the status.
  *
- * A bare 400 without a body is not overflow, although some providers have
- * answered an overflow that way: any proxy's rejection looks the same, and
- * compacting on every unexplained 400 destroys context for nothing.
+ * A bare 400 or 413 without a body is not overflow, although some providers
+ * have answered an overflow that way (Vertex AI through clients that drop the
+ * body, Cerebras): any proxy's rejection looks the same, and compacting on
+ * every unexplained status destroys context for nothing. Where the body
+ * survives only in a structured field (`response.data` of a gaxios error, the
+ * `cause` of a Vertex SDK error) it is read from there. A client that drops
+ * the body leaves nothing to read: the `openai` JS SDK keeps only a body's
+ * `error` field, so vLLM's older top-level `{"object":"error","message":...}`
+ * and Xinference's `{"detail":...}` reach the caller as "400 status code (no
+ * body)" and "500 status code (no body)".
  */
 
 /**
@@ -114,9 +123,6 @@ const EXCLUDED_STATUSES: ReadonlySet<number> = new Set([
   429, // rate limited: the same request succeeds later, and compaction would throw history away for nothing
 ]);
 
-/** Content too large: the request as a whole, see the module comment. */
-const REQUEST_TOO_LARGE_STATUS = 413;
-
 /**
  * Look-alikes: limits that talk about tokens, length or size without meaning
  * the context window. Each one is matched against every gathered text, and a
@@ -184,16 +190,27 @@ const OVERFLOW_PATTERNS: readonly RegExp[] = [
   // Anthropic (also through Bedrock, Vertex and Anthropic-compatible endpoints)
   /prompt is too long/i,
   /input length and [`'"]?max_tokens[`'"]? exceeds? context limit/i,
-  /request size exceeds model context window/i,
-  /request_too_large|request exceeds the maximum (?:size|allowed number of bytes)/i, // 413, the request as a whole
+  /request size exceeds model context window/i, // a 413 that names the window
   // OpenAI and Azure OpenAI, Chat Completions and Responses (including stream error events)
   /context[_ ]length[_ ]exceeded/i,
   /exceeds? (?:the )?context window/i, // also llama-cpp-python "Requested tokens (2285) exceed context window of 2048"
-  // OpenAI (legacy wording), DeepSeek, vLLM, OpenRouter ("This endpoint's maximum context length is ...")
+  // OpenAI (legacy wording), DeepSeek, OpenRouter ("This endpoint's maximum context length is ..."), and
+  // vLLM's OpenAI-compatible server in every version ("... However, you requested 8192 output tokens and
+  // your prompt contains at least 8193 input tokens"), also through Bedrock (Llama, Gemma)
   /maximum context length is \d[\d,]* tokens/i,
-  // Amazon Bedrock, including errors inside HTTP 200 event streams
+  // vLLM's renderer ("You passed 30721 input tokens and requested 2048 output tokens. However, the
+  // model's context length is only 32768 tokens"), and LM Studio ("loaded with context length of only")
+  /context length (?:is|of) only \d+ tokens/i,
+  // vLLM's engine, bare or wrapped by Xinference: "The decoder prompt (length 21535) is longer than the
+  // maximum model length of 16384", older "Prompt length of 5016 is longer than the maximum model length
+  // of 4096", and the V0 engine's "The prompt (total length 25938) is too long to fit into the model"
+  /is longer than the maximum model length/i,
+  /is too long to fit into the model/i,
+  // Amazon Bedrock, including errors inside HTTP 200 event streams: Claude on Bedrock, Nova, and
+  // (generic, further down) Titan and Mistral's "Too many input tokens"
   /input is too long for requested model/i,
-  /too many total text bytes/i,
+  /too many total text bytes/i, // text only, which compaction does shrink; not a body-size limit
+  /number of input tokens exceeds (?:the )?maximum length/i,
   // Google Gemini and Vertex AI
   /input token count.{0,40}exceeds the maximum/i,
   /input token count is \d+ but (?:the )?model only supports up to/i,
@@ -203,9 +220,12 @@ const OVERFLOW_PATTERNS: readonly RegExp[] = [
   /reduce the length of the messages/i,
   // xAI
   /maximum prompt length is \d+/i,
-  // Together (and Hugging Face TGI behind it)
+  // Together
   /is longer than the model'?s context length/i,
+  // Hugging Face text-generation-inference, also behind Together and the HF Inference API: the input
+  // plus max_new_tokens over max-total-tokens, and the input alone over max-input-tokens
   /`?inputs`? tokens \+ `?max_new_tokens`? must be <=/i,
+  /`?inputs`? must have less than \d+ tokens/i,
   // z.ai / Zhipu (code 1261)
   /prompt exceeds max length/i,
   // Kimi / Moonshot
@@ -221,25 +241,21 @@ const OVERFLOW_PATTERNS: readonly RegExp[] = [
   // llama.cpp server: the message, and its error type
   /exceeds the available context size/i,
   /exceed_context_size_error/i,
-  // vLLM
-  /is too long to fit into the model/i,
-  // LM Studio
+  // LM Studio, older wording
   /greater than the context length/i,
-  /context length of only \d+ tokens/i,
   // Ollama (chat, and embeddings)
   /prompt too long; exceeded (?:max )?context length/i,
   /input length exceeds (?:the )?(?:maximum )?context length/i,
   // z.ai's finish reason surfaced as error text, LiteLLM's ContextWindowExceededError
   /context[_ ]?window[_ ]?exceeded/i,
-  // Gateways and libraries: OpenRouter/Poolside, LiteLLM's "model's maximum context limit", DS4
+  // Gateways and libraries: OpenRouter/Poolside, LiteLLM's "model's maximum context limit", DS4,
+  // gpt-oss on Bedrock "Input length (195071) exceeds model's maximum context length (131072)"
   /exceeds? (?:the )?maximum allowed input length/i,
   /exceeds? (?:the )?(?:model'?s )?maximum context (?:length|limit)/i,
   /configured context size is/i,
   // Generic, safe only because the throttling look-alikes are excluded first
-  // (Bedrock Titan: "Too many input tokens. Max input tokens: 8192")
+  // (Bedrock Titan and Mistral: "Too many input tokens. Max input tokens: 8192")
   /too many (?:input |prompt )?tokens/i,
-  // A whole request refused for its size by a gateway in front of the provider
-  /request entity too large|payload too large|request too large/i,
 ];
 
 /**
@@ -251,7 +267,6 @@ export function isOverflowError(err: unknown): boolean {
     const evidence = gatherEvidence(err);
     if (evidence.statuses.some((status) => EXCLUDED_STATUSES.has(status))) return false;
     if (evidence.texts.some((text) => EXCLUSIONS.some((excluded) => excluded(text)))) return false;
-    if (evidence.statuses.includes(REQUEST_TOO_LARGE_STATUS)) return true;
     return evidence.texts.some((text) => OVERFLOW_PATTERNS.some((pattern) => pattern.test(text)));
   } catch {
     // Only a hostile object (a throwing Proxy trap) gets here; an error we

@@ -58,7 +58,7 @@ describe("examples/agentLoop.ts", () => {
     expect(firstContent(agentRequests().at(-1)!)).toEqual(expect.stringContaining(SUMMARY_PREAMBLE));
   });
 
-  it("compacts with reason overflow and retries once when a request is refused for its size", async () => {
+  it("compacts with reason overflow and retries once when a request does not fit the window", async () => {
     model.slowSummaries = false;
     const events: AgentEvent[] = [];
     const overflowJobsBefore = await completedJobs("overflow");

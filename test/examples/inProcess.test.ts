@@ -40,7 +40,7 @@ describe("examples/inProcess.ts", () => {
     expect(fake.requests.some(isSummarization)).toBe(true);
   });
 
-  it("compacts now and retries once when a request is refused for its size", async () => {
+  it("compacts now and retries once when a request does not fit the window", async () => {
     model.slowSummaries = false;
     const events: AgentEvent[] = [];
     const messages = await loop(promptsRefusedAtTurnFive(model), events);

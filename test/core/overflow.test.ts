@@ -928,6 +928,14 @@ const lookAlikes: readonly Case[] = [
     err: '[VertexAI.ClientError]: got status: 400 Bad Request. {"error":{"code":400,"message":"Unable to submit request because it has a maxOutputTokens value of 1048576 but the supported range is from 1 (inclusive) to 8193 (exclusive). Update the value and try again.","status":"INVALID_ARGUMENT"}}',
   },
   {
+    // openai's APIError keeps only the body's `error` field: Xinference's {detail} (and vLLM's older
+    // top-level body) are gone before anyone can read them, and a bare 500 is not an overflow
+    name: "Xinference wrapping vLLM, through the openai JS SDK, which drops the {detail} body",
+    err: openAiClientError(500, {
+      detail: "[address=0.0.0.0:43769, pid=1065] The decoder prompt (length 66501) is longer than the maximum model length of 65536.",
+    }),
+  },
+  {
     // The body was dropped before the error was built (LangChain's gaxios path); nothing says why
     name: "Vertex AI's 400 with the reason lost, as LangChain reports it",
     err: Object.assign(new Error("Google request failed with status code 400"), { response: { status: 400 } }),

@@ -37,7 +37,7 @@
  *
  * A bare 400 or 413 without a body is not overflow, although some providers
  * have answered an overflow that way (Vertex AI through clients that drop the
- * body, Cerebras): any proxy's rejection looks the same, and compacting on
+ * body): any proxy's rejection looks the same, and compacting on
  * every unexplained status destroys context for nothing. Where the body
  * survives only in a structured field (`response.data` of a gaxios error, the
  * `cause` of a Vertex SDK error) it is read from there. A client that drops

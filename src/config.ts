@@ -244,6 +244,12 @@ const VARIABLES = {
     queuePrefix,
     "Prefix of every Redis key; the {hash tag} keeps a queue in one Redis Cluster slot.",
   ),
+  queueShards: withDefault(
+    "COMPACTD_QUEUE_SHARDS",
+    "1",
+    integer(1, 64),
+    "Compaction queues, each under its own hash tag so a Redis Cluster spreads them over masters; raise it, never lower it while the dropped shards hold jobs.",
+  ),
   port: withDefault("PORT", "8080", integer(1, 65535), "HTTP port of the API."),
   metricsPort: withDefault("METRICS_PORT", "9464", integer(1, 65535), "Port of the worker's /metrics and /healthz."),
   workerConcurrency: withDefault(

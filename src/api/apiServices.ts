@@ -6,7 +6,7 @@ import type { RedisClient } from "../queue/redisConnection.js";
 import type { Config } from "../config.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { BatchStore } from "../queue/batchStore.js";
-import type { CompactionQueue } from "../queue/compactionQueue.js";
+import type { CompactionQueues } from "../queue/compactionQueue.js";
 import type { JobSettlement } from "../queue/jobSettlement.js";
 import type { ServiceKeys } from "../queue/queueNames.js";
 import { openQueueStores } from "../queue/queueStores.js";
@@ -23,7 +23,7 @@ export interface ApiServices {
   readonly authenticate: Authenticate;
   readonly redis: RedisClient;
   readonly keys: ServiceKeys;
-  readonly queue: CompactionQueue;
+  readonly queues: CompactionQueues;
   readonly callbackQueue: CallbackQueue;
   readonly results: ResultStore;
   readonly batches: BatchStore;
@@ -61,7 +61,7 @@ export function createApiServices(
     authenticate: createAuthenticator(config.apiKeys),
     redis,
     keys: stores.keys,
-    queue: stores.compactionQueue,
+    queues: stores.compactionQueues,
     callbackQueue: stores.callbackQueue,
     results: stores.results,
     batches: stores.batches,

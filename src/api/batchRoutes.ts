@@ -10,7 +10,7 @@
 import type { FastifyInstance } from "fastify";
 import type { JobState } from "bullmq";
 import type { BatchItem, BatchRecord } from "../queue/batchStore.js";
-import { batchItemJobId, idempotentBatchId, isBatchId, newBatchId } from "../queue/compactionJob.js";
+import { batchItemJobSeed, idempotentBatchId, isBatchId, jobIdInShard, newBatchId, shardFor } from "../queue/compactionJob.js";
 import { submitCompaction } from "../queue/compactionQueue.js";
 import type { FinalStatus } from "../queue/resultStore.js";
 import { ApiError } from "./apiError.js";
@@ -38,7 +38,7 @@ export interface BatchView {
 }
 
 export function registerBatchRoutes(app: FastifyInstance, services: ApiServices): void {
-  const { batches, queue, metrics } = services;
+  const { batches, queues, metrics } = services;
   const schema = batchRequestSchema(services.config.maxBatchItems);
 
   app.post("/v1/compactions/batch", async (request, reply) => {
@@ -72,8 +72,9 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
         items.push({ status: "nothing_to_compact" });
         continue;
       }
-      const jobId = batchItemJobId(batchId, index);
-      const outcome = await submitCompaction(queue, jobId, decision.data, idempotencyKey !== undefined);
+      const seed = batchItemJobSeed(batchId, index);
+      const jobId = jobIdInShard(seed, shardFor(tenant, decision.data.conversationId, seed, queues.shards.length));
+      const outcome = await submitCompaction(queues.of(jobId), jobId, decision.data, idempotencyKey !== undefined);
       items.push(outcome.kind === "inFlight" ? { status: "in_flight", inFlightId: outcome.jobId } : { status: "queued", id: jobId });
     }
     const record: BatchRecord = {
@@ -109,7 +110,7 @@ async function viewBatch(services: ApiServices, record: BatchRecord): Promise<Ba
   const items = await Promise.all(
     record.items.map(async (item): Promise<BatchItemView> => {
       if (item.status !== "queued") return item;
-      const status = finished.get(item.id) ?? runningStatus(await services.queue.getJobState(item.id));
+      const status = finished.get(item.id) ?? runningStatus(await services.queues.of(item.id).getJobState(item.id));
       return { id: item.id, status };
     }),
   );

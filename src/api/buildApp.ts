@@ -11,7 +11,7 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from "fastify";
 import type { Config } from "../config.js";
 import { createMetrics, type Metrics } from "../metrics/metrics.js";
-import { queueSlotAnswers } from "../queue/redisReadiness.js";
+import { everyShardAnswers } from "../queue/redisReadiness.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
 import { ApiError, redisUnavailable } from "./apiError.js";
 import { createApiServices } from "./apiServices.js";
@@ -71,7 +71,7 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
   app.get("/openapi.json", async () => document);
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {
-    const ready = await queueSlotAnswers(services.redis, config.queuePrefix);
+    const ready = await everyShardAnswers(services.redis, services.queues);
     return reply.code(ready ? 200 : 503).send({ status: ready ? "ok" : "unavailable" });
   });
   app.get("/metrics", async (_request, reply) =>

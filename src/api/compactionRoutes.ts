@@ -2,8 +2,8 @@
  * `POST /v1/compactions`, `GET /v1/compactions/:id`, `DELETE /v1/compactions/:id`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { idempotentJobId, isJobId, newJobId } from "../queue/compactionJob.js";
-import { backlogOf, submitCompaction } from "../queue/compactionQueue.js";
+import { idempotentJobSeed, isJobId, jobIdInShard, newJobSeed, shardFor } from "../queue/compactionJob.js";
+import { backlogOf, submitCompaction, type CompactionJob } from "../queue/compactionQueue.js";
 import { broadcastCancel } from "../queue/cancelChannel.js";
 import { isFinished, viewJob, type JobView } from "../queue/jobView.js";
 import { CallbackUrlError, checkCallbackUrl } from "../webhooks/callbackUrl.js";
@@ -17,20 +17,21 @@ import { compactionRequestSchema, parseBody } from "./requestSchemas.js";
 const CANCEL_CONFIRM_MS = 2_000;
 
 export function registerCompactionRoutes(app: FastifyInstance, services: ApiServices): void {
-  const { metrics, queue, results } = services;
+  const { metrics, queues, results } = services;
 
   app.post("/v1/compactions", async (request, reply) => {
     const tenant = services.authenticate(request.headers.authorization);
     const body = parseBody(compactionRequestSchema, request.body);
     const idempotencyKey = readIdempotencyKey(request);
-    const jobId = idempotencyKey === undefined ? newJobId() : idempotentJobId(tenant, idempotencyKey);
+    const seed = idempotencyKey === undefined ? newJobSeed() : idempotentJobSeed(tenant, idempotencyKey);
+    const jobId = jobIdInShard(seed, shardFor(tenant, body.conversationId, seed, queues.shards.length));
     const requestDigest = idempotencyKey === undefined ? "" : requestDigestOf(body);
     if (idempotencyKey !== undefined) {
       // A replay is answered from the job, even when the queue is full.
       await services.whenRedisReady();
-      const existing = await queue.getJob(jobId);
+      const existing = await findByIdempotencyKey(services, seed);
       if (existing !== undefined && existing.data.requestDigest !== requestDigest) throw keyReused();
-      const view = await viewJob(queue, results, tenant, jobId);
+      const view = await viewJob(queues.of(jobId), results, tenant, jobId);
       if (view !== undefined) return replay(reply, view);
     }
     if (body.callbackUrl !== undefined) await checkCallback(services, body.callbackUrl, "callbackUrl");
@@ -46,7 +47,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
       return reply.code(200).send({ status: "nothing_to_compact" });
     }
     await ensureCapacity(services, 1);
-    const outcome = await submitCompaction(queue, jobId, decision.data, idempotencyKey !== undefined);
+    const outcome = await submitCompaction(queues.of(jobId), jobId, decision.data, idempotencyKey !== undefined);
     switch (outcome.kind) {
       case "created":
         return reply
@@ -54,7 +55,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
           .header("location", `/v1/compactions/${jobId}`)
           .send({ id: jobId, status: "queued" });
       case "replayed":
-        return replay(reply, (await viewJob(queue, results, tenant, jobId)) ?? { id: jobId, status: "queued" });
+        return replay(reply, (await viewJob(queues.of(jobId), results, tenant, jobId)) ?? { id: jobId, status: "queued" });
       case "keyReused":
         throw keyReused();
       case "inFlight":
@@ -80,7 +81,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
     }
     // The flag first: whichever worker takes or finishes the job from now on sees it.
     await results.markCancelled(id);
-    if (await removeIfQueued(services, tenant, id)) return (await viewJob(queue, results, tenant, id)) ?? view;
+    if (await removeIfQueued(services, tenant, id)) return (await viewJob(queues.of(id), results, tenant, id)) ?? view;
     // Running (or just taken by a worker): ask whichever worker holds it to abort.
     await broadcastCancel(services.redis, services.keys, id);
     const current = await waitFor(
@@ -101,7 +102,8 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
  * very moment makes the removal fail rather than race it.
  */
 async function removeIfQueued(services: ApiServices, tenant: string, id: string): Promise<boolean> {
-  const { queue, results, metrics } = services;
+  const { results, metrics } = services;
+  const queue = services.queues.of(id);
   const job = await queue.getJob(id);
   const state = await queue.getJobState(id);
   if (job === undefined || !(state === "waiting" || state === "prioritized" || state === "delayed")) return false;
@@ -129,15 +131,27 @@ async function removeIfQueued(services: ApiServices, tenant: string, id: string)
 
 /** Reads the job again (keeping the last view if it has meanwhile expired). */
 function reread(services: ApiServices, tenant: string, last: JobView): () => Promise<JobView> {
-  return async () => (await viewJob(services.queue, services.results, tenant, last.id)) ?? last;
+  return async () => (await viewJob(services.queues.of(last.id), services.results, tenant, last.id)) ?? last;
 }
 
 /** The job, or 404 for an unknown id and for another tenant's job alike. */
 async function findJob(services: ApiServices, tenant: string, id: string): Promise<JobView> {
-  if (isJobId(id)) await services.whenRedisReady();
-  const view = isJobId(id) ? await viewJob(services.queue, services.results, tenant, id) : undefined;
+  const known = isJobId(id) && services.queues.holds(id);
+  if (known) await services.whenRedisReady();
+  const view = known ? await viewJob(services.queues.of(id), services.results, tenant, id) : undefined;
   if (view === undefined) throw new ApiError(404, "not_found", `no compaction ${id}`);
   return view;
+}
+
+/**
+ * The job an Idempotency-Key created, in whichever shard: a key reused for a
+ * request about another conversation maps to another shard, and must still
+ * be recognised as reused.
+ */
+async function findByIdempotencyKey(services: ApiServices, seed: string): Promise<CompactionJob | undefined> {
+  const { shards } = services.queues;
+  const found = await Promise.all(shards.map((queue, shard) => queue.getJob(jobIdInShard(seed, shard))));
+  return found.find((job) => job !== undefined);
 }
 
 /** A repeated Idempotency-Key: the job it created, as it is now. */
@@ -171,7 +185,7 @@ export function inFlight(jobId: string): ApiError {
 /** 429 when `jobs` more would take the backlog past the configured limit. */
 export async function ensureCapacity(services: ApiServices, jobs: number): Promise<void> {
   await services.whenRedisReady();
-  const backlog = await backlogOf(services.queue);
+  const backlog = await backlogOf(services.queues.shards);
   if (backlog + jobs > services.config.maxBacklog) {
     throw new ApiError(
       429,

@@ -67,9 +67,14 @@ export function startQueueJobsCollector({
     const counts = await Promise.all(queues.map((queue) => queue.getJobCounts(...QUEUE_JOB_STATES)));
     // Leadership may have moved while we waited on Redis.
     if (!lease.isLeader()) return;
+    // A sharded queue's shards share its name: the gauge reports their sum.
+    const byName = new Map<string, Record<string, number>>();
     queues.forEach((queue, index) => {
-      for (const state of QUEUE_JOB_STATES) gauge.set({ queue: queue.name, state }, counts[index]?.[state] ?? 0);
+      const sum = byName.get(queue.name) ?? {};
+      for (const state of QUEUE_JOB_STATES) sum[state] = (sum[state] ?? 0) + (counts[index]?.[state] ?? 0);
+      byName.set(queue.name, sum);
     });
+    for (const [queue, sum] of byName) for (const state of QUEUE_JOB_STATES) gauge.set({ queue, state }, sum[state] ?? 0);
   };
 
   const refresh = (): Promise<void> => {

@@ -77,31 +77,61 @@ export const PRIORITY_BY_REASON: Readonly<Record<Reason, number>> = {
 const JOB_ID_PREFIX = "cmp_";
 const BATCH_ID_PREFIX = "bat_";
 
-/** A fresh job id. Ids are unguessable, though tenancy does not rest on that. */
-export function newJobId(): string {
-  return JOB_ID_PREFIX + randomBytes(16).toString("hex");
+/**
+ * A job id is `cmp_`, 30 hex digits and its queue shard as two more, so any
+ * process finds a job's shard from its id alone, whatever the configured
+ * shard count is now (a deployment that adds shards still finds its old jobs).
+ */
+export function jobIdInShard(seed: string, shard: number): string {
+  return JOB_ID_PREFIX + seed.slice(0, 30) + shard.toString(16).padStart(2, "0");
+}
+
+/** The queue shard a job id names; 0 for anything that is not a job id. */
+export function shardOfJobId(jobId: string): number {
+  return isJobId(jobId) ? Number.parseInt(jobId.slice(-2), 16) : 0;
+}
+
+/**
+ * The shard a job goes to. A conversation's jobs always share one, so the
+ * one-in-flight rule (a deduplication key in that shard's queue) holds across
+ * shards; other jobs spread by `spread` (their id's randomness).
+ */
+export function shardFor(tenant: string, conversationId: string | undefined, spread: string, shards: number): number {
+  const basis = conversationId === undefined ? spread : inFlightId(tenant, conversationId);
+  return Number.parseInt(digest(`shard\n${basis}`).slice(0, 8), 16) % shards;
+}
+
+/** Random hex for a new job's id, placed in a shard by {@link jobIdInShard}. */
+export function newJobSeed(): string {
+  return randomBytes(15).toString("hex");
+}
+
+/**
+ * The seed an idempotency key stands for. Deriving the job id from it
+ * (instead of mapping key → id in a separate record) makes "same key, same
+ * job" a property of BullMQ's own atomic add: a second add with the same id
+ * creates nothing.
+ */
+export function idempotentJobSeed(tenant: string, idempotencyKey: string): string {
+  return digest(`job\n${tenant}\n${idempotencyKey}`);
+}
+
+/** The seed of item `index` of a batch, stable across replays of the batch. */
+export function batchItemJobSeed(batchId: string, index: number): string {
+  return digest(`item\n${batchId}\n${index}`);
+}
+
+/** A fresh job id in `shard`. Ids are unguessable, though tenancy does not rest on that. */
+export function newJobId(shard = 0): string {
+  return jobIdInShard(newJobSeed(), shard);
 }
 
 export function newBatchId(): string {
   return BATCH_ID_PREFIX + randomBytes(16).toString("hex");
 }
 
-/**
- * The job id an idempotency key stands for. Deriving it (instead of mapping
- * key → id in a separate record) makes "same key, same job" a property of
- * BullMQ's own atomic add: a second add with the same id creates nothing.
- */
-export function idempotentJobId(tenant: string, idempotencyKey: string): string {
-  return JOB_ID_PREFIX + digest(`job\n${tenant}\n${idempotencyKey}`);
-}
-
 export function idempotentBatchId(tenant: string, idempotencyKey: string): string {
   return BATCH_ID_PREFIX + digest(`batch\n${tenant}\n${idempotencyKey}`);
-}
-
-/** Item `index` of an idempotent batch, stable across replays of the batch. */
-export function batchItemJobId(batchId: string, index: number): string {
-  return JOB_ID_PREFIX + digest(`item\n${batchId}\n${index}`);
 }
 
 /**

@@ -15,8 +15,8 @@
  */
 import { Queue, type Job } from "bullmq";
 import type { RedisClient } from "./redisConnection.js";
-import { COMPACTION_JOB_NAME, inFlightId, PRIORITY_BY_REASON, type CompactionJobData } from "./compactionJob.js";
-import { COMPACTION_QUEUE } from "./queueNames.js";
+import { COMPACTION_JOB_NAME, inFlightId, PRIORITY_BY_REASON, shardOfJobId, type CompactionJobData } from "./compactionJob.js";
+import { COMPACTION_QUEUE, shardPrefix } from "./queueNames.js";
 
 export type CompactionQueue = Queue<CompactionJobData>;
 export type CompactionJob = Job<CompactionJobData>;
@@ -41,6 +41,37 @@ export function createCompactionQueue(connection: RedisClient, options: Compacti
       removeOnFail: { age: options.retentionSeconds },
     },
   });
+}
+
+/**
+ * The compaction queue's shards (one unless `COMPACTD_QUEUE_SHARDS` says
+ * more), each a BullMQ queue under its own hash tag.
+ */
+export interface CompactionQueues {
+  readonly shards: readonly CompactionQueue[];
+  /** Whether `jobId` names a shard this deployment runs (an id from elsewhere may not). */
+  holds(jobId: string): boolean;
+  /** The queue of the shard `jobId` names; only for ids that {@link holds} accepts. */
+  of(jobId: string): CompactionQueue;
+  close(): Promise<void>;
+}
+
+export function createCompactionQueues(connection: RedisClient, shards: number, options: CompactionQueueOptions): CompactionQueues {
+  const queues = Array.from({ length: shards }, (_, shard) =>
+    createCompactionQueue(connection, { ...options, prefix: shardPrefix(options.prefix, shard) }),
+  );
+  const holds = (jobId: string): boolean => shardOfJobId(jobId) < queues.length;
+  return {
+    shards: queues,
+    holds,
+    of(jobId) {
+      if (!holds(jobId)) throw new Error(`job ${jobId} is in shard ${shardOfJobId(jobId)}; this deployment runs ${queues.length}`);
+      return queues[shardOfJobId(jobId)]!;
+    },
+    async close() {
+      await Promise.allSettled(queues.map((queue) => queue.close()));
+    },
+  };
 }
 
 export type SubmitOutcome =
@@ -83,8 +114,10 @@ export async function submitCompaction(
 /**
  * Jobs waiting for a worker: the plain wait list, the prioritized sorted set
  * (where every job of this service lives, see PRIORITY_BY_REASON) and jobs in
- * retry backoff. Active jobs are not backlog: worker concurrency bounds them.
+ * retry backoff, over every shard. Active jobs are not backlog: worker
+ * concurrency bounds them.
  */
-export function backlogOf(queue: CompactionQueue): Promise<number> {
-  return queue.getJobCountByTypes("waiting", "prioritized", "delayed");
+export async function backlogOf(shards: readonly CompactionQueue[]): Promise<number> {
+  const counts = await Promise.all(shards.map((queue) => queue.getJobCountByTypes("waiting", "prioritized", "delayed")));
+  return counts.reduce((sum, count) => sum + count, 0);
 }

@@ -1,6 +1,6 @@
 /**
  * The queues and stores every service process opens on one Redis connection:
- * the compaction queue, the callback queue, job outcomes, batch records and
+ * the compaction queue's shards, the callback queue, job outcomes, batch records and
  * the settlement that ties them together. The API and the worker open them
  * the same way so both agree on retention, retries and key names.
  */
@@ -8,14 +8,14 @@ import type { RedisClient } from "./redisConnection.js";
 import type { Config } from "../config.js";
 import { createCallbackQueue, type CallbackQueue } from "../webhooks/callbackQueue.js";
 import { BatchStore } from "./batchStore.js";
-import { createCompactionQueue, type CompactionQueue } from "./compactionQueue.js";
+import { createCompactionQueues, type CompactionQueues } from "./compactionQueue.js";
 import { createJobSettlement, type JobSettlement } from "./jobSettlement.js";
 import { serviceKeys, type ServiceKeys } from "./queueNames.js";
 import { ResultStore } from "./resultStore.js";
 
 export interface QueueStores {
   readonly keys: ServiceKeys;
-  readonly compactionQueue: CompactionQueue;
+  readonly compactionQueues: CompactionQueues;
   readonly callbackQueue: CallbackQueue;
   readonly results: ResultStore;
   readonly batches: BatchStore;
@@ -27,26 +27,26 @@ export interface QueueStores {
 /** `onError` hears the queues' connection trouble; ioredis reconnects by itself. */
 export function openQueueStores(redis: RedisClient, config: Config, onError: (error: Error) => void): QueueStores {
   const keys = serviceKeys(config.queuePrefix);
-  const compactionQueue = createCompactionQueue(redis, {
+  const compactionQueues = createCompactionQueues(redis, config.queueShards, {
     prefix: config.queuePrefix,
     attempts: config.jobAttempts,
     backoffMs: config.jobBackoffMs,
     retentionSeconds: config.resultTtlSeconds,
   });
   const callbackQueue = createCallbackQueue(redis, config);
-  compactionQueue.on("error", onError);
+  for (const queue of compactionQueues.shards) queue.on("error", onError);
   callbackQueue.on("error", onError);
   const results = new ResultStore(redis, keys, config.resultTtlSeconds);
   const batches = new BatchStore(redis, keys, config.resultTtlSeconds);
   return {
     keys,
-    compactionQueue,
+    compactionQueues,
     callbackQueue,
     results,
     batches,
     settlement: createJobSettlement(results, batches, callbackQueue),
     async close() {
-      await Promise.allSettled([compactionQueue.close(), callbackQueue.close()]);
+      await Promise.allSettled([compactionQueues.close(), callbackQueue.close()]);
     },
   };
 }

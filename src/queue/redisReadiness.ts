@@ -5,22 +5,28 @@
  * A PING proves little on a cluster: it reaches any node, and answers while
  * the master that owns the queue's slot is dead and its replica not yet
  * promoted (every queue command then fails). So the probe reads a key in the
- * queue's own slot, which ioredis routes to that slot's current owner; on a
+ * queue's own slot (each shard's), which ioredis routes to that slot's current owner; on a
  * standalone Redis it is as cheap as a PING. Bounded, because a worker's
  * connection waits for Redis without limit.
  */
-import { COMPACTION_QUEUE } from "./queueNames.js";
+import type { CompactionQueue, CompactionQueues } from "./compactionQueue.js";
 import type { RedisClient } from "./redisConnection.js";
 
 /** How long the probe waits for the slot's owner to answer. */
 export const READY_PROBE_MS = 1_000;
 
-export async function queueSlotAnswers(redis: RedisClient, prefix: string, timeoutMs = READY_PROBE_MS): Promise<boolean> {
+/** Every shard's slot answers: a shard without a master would leave its conversations' jobs waiting. */
+export async function everyShardAnswers(redis: RedisClient, queues: CompactionQueues): Promise<boolean> {
+  const answers = await Promise.all(queues.shards.map((queue) => queueSlotAnswers(redis, queue)));
+  return answers.every(Boolean);
+}
+
+async function queueSlotAnswers(redis: RedisClient, queue: CompactionQueue): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
+    timer = setTimeout(() => resolve(false), READY_PROBE_MS);
   });
-  const probe = redis.exists(`${prefix}:${COMPACTION_QUEUE}:meta`).then(
+  const probe = redis.exists(`${queue.qualifiedName}:meta`).then(
     () => true,
     () => false,
   );

@@ -17,9 +17,9 @@ import { startMetricsServer, type MetricsServer } from "../metrics/metricsServer
 import { startQueueJobsCollector } from "../metrics/queueJobsCollector.js";
 import { listenForCancels } from "../queue/cancelChannel.js";
 import type { CompactionJobData } from "../queue/compactionJob.js";
-import { COMPACTION_QUEUE } from "../queue/queueNames.js";
+import { COMPACTION_QUEUE, shardPrefix } from "../queue/queueNames.js";
 import { openQueueStores } from "../queue/queueStores.js";
-import { queueSlotAnswers } from "../queue/redisReadiness.js";
+import { everyShardAnswers } from "../queue/redisReadiness.js";
 import { closeRedisConnection, createRedisConnection, redisEndpointOf } from "../queue/redisConnection.js";
 import type { RunningProcess } from "../queue/runningProcess.js";
 import { createCallbackWorker } from "../webhooks/callbackWorker.js";
@@ -65,38 +65,44 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
   for (const connection of [redis, workerConnection, callbackConnection, subscriber]) connection.on("error", onError);
 
   const stores = openQueueStores(redis, config, onError);
-  const { keys, compactionQueue, callbackQueue, results, settlement } = stores;
+  const { keys, compactionQueues, callbackQueue, results, settlement } = stores;
 
-  const worker = new Worker<CompactionJobData, CompactionReturn>(
-    COMPACTION_QUEUE,
-    createCompactionProcessor({ results, settlement, metrics, summarizerFor: createSummarizerSource(config) }),
-    {
-      connection: workerConnection,
-      prefix: config.queuePrefix,
-      concurrency: config.workerConcurrency,
-      lockDuration: config.lockDurationMs,
-      stalledInterval: config.stalledIntervalMs,
-      maxStalledCount: config.maxStalledCount,
-    },
+  // One BullMQ worker per shard, sharing the process's concurrency: a
+  // conversation's jobs are spread evenly over shards, so each gets its share.
+  const processor = createCompactionProcessor({ results, settlement, metrics, summarizerFor: createSummarizerSource(config) });
+  const workers = compactionQueues.shards.map(
+    (_queue, shard) =>
+      new Worker<CompactionJobData, CompactionReturn>(COMPACTION_QUEUE, processor, {
+        connection: workerConnection,
+        prefix: shardPrefix(config.queuePrefix, shard),
+        concurrency: Math.ceil(config.workerConcurrency / compactionQueues.shards.length),
+        lockDuration: config.lockDurationMs,
+        stalledInterval: config.stalledIntervalMs,
+        maxStalledCount: config.maxStalledCount,
+      }),
   );
-  worker.on("error", onError);
-  worker.on("stalled", () => metrics.stalledJobsTotal.inc());
-  // A job that stalled too often is failed by BullMQ before any processor
-  // sees it again: settle it here, or its callback and batch never hear.
-  worker.on("failed", (job) => {
-    if (job?.id === undefined || !job.deferredFailure) return;
-    const outcome = { status: "failed", finishedAt: Date.now(), error: { code: "stalled", message: job.deferredFailure } } as const;
-    settlement
-      .settle({ id: job.id, data: job.data }, outcome)
-      .then((recorded) => {
-        if (recorded === outcome) metrics.jobsTotal.inc({ reason: job.data.reason, outcome: "failed" });
-      })
-      .catch(onError);
-  });
+  for (const worker of workers) {
+    worker.on("error", onError);
+    worker.on("stalled", () => metrics.stalledJobsTotal.inc());
+    // A job that stalled too often is failed by BullMQ before any processor
+    // sees it again: settle it here, or its callback and batch never hear.
+    worker.on("failed", (job) => {
+      if (job?.id === undefined || !job.deferredFailure) return;
+      const outcome = { status: "failed", finishedAt: Date.now(), error: { code: "stalled", message: job.deferredFailure } } as const;
+      settlement
+        .settle({ id: job.id, data: job.data }, outcome)
+        .then((recorded) => {
+          if (recorded === outcome) metrics.jobsTotal.inc({ reason: job.data.reason, outcome: "failed" });
+        })
+        .catch(onError);
+    });
+  }
   // Not awaited: a worker starts (and can be stopped) while Redis is still
   // away. A cancel broadcast before the subscription is in place is covered by
   // the cancellation flag the processor checks.
-  listenForCancels(subscriber, keys, (jobId) => worker.cancelJob(jobId, CANCEL_REASON)).catch(onError);
+  listenForCancels(subscriber, keys, (jobId) => {
+    for (const worker of workers) worker.cancelJob(jobId, CANCEL_REASON);
+  }).catch(onError);
 
   const callbackWorker = createCallbackWorker({
     config,
@@ -109,11 +115,11 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     metrics,
     redis,
     prefix: config.queuePrefix,
-    queues: [compactionQueue, callbackQueue],
+    queues: [...compactionQueues.shards, callbackQueue],
   });
 
   let closing: Promise<void> | undefined;
-  const consuming = (): boolean => closing === undefined && worker.isRunning() && !worker.isPaused();
+  const consuming = (): boolean => closing === undefined && workers.every((worker) => worker.isRunning() && !worker.isPaused());
   let server: MetricsServer | undefined;
   if (options.serveMetrics !== false) {
     server = await startMetricsServer({
@@ -121,7 +127,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
       port: config.metricsPort,
       probes: {
         "/healthz": () => ({ ok: consuming(), detail: { consuming: consuming() } }),
-        "/readyz": async () => ({ ok: await queueSlotAnswers(redis, config.queuePrefix) }),
+        "/readyz": async () => ({ ok: await everyShardAnswers(redis, compactionQueues) }),
       },
     });
   }
@@ -129,16 +135,18 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
   const shutdown = async (): Promise<void> => {
     const finishBy = Date.now() + config.shutdownTimeoutMs * FINISH_SHARE;
     const handBackBy = Date.now() + config.shutdownTimeoutMs;
-    const workerClosed = worker.close();
+    const workersClosed = Promise.all(workers.map((worker) => worker.close()));
     const callbacksClosed = callbackWorker.close();
     // Active compactions get most of the deadline to finish; then the rest are
     // aborted, which hands each back to the queue for another worker.
     // Past the deadline (Redis gone, say), the connections are dropped under
     // whatever still waits on them; unfinished jobs' locks lapse and other
     // workers take them over.
-    if (!(await settledBy(workerClosed, finishBy))) {
-      worker.cancelAllJobs(SHUTDOWN_REASON);
-      if (!(await settledBy(workerClosed, handBackBy))) await settledBy(worker.disconnect(), Date.now() + FORCE_CLOSE_MS);
+    if (!(await settledBy(workersClosed, finishBy))) {
+      for (const worker of workers) worker.cancelAllJobs(SHUTDOWN_REASON);
+      if (!(await settledBy(workersClosed, handBackBy))) {
+        await settledBy(Promise.all(workers.map((worker) => worker.disconnect())), Date.now() + FORCE_CLOSE_MS);
+      }
     }
     // A delivery in flight is cut off the same way, and retried elsewhere.
     if (!(await settledBy(callbacksClosed, handBackBy))) {

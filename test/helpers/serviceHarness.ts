@@ -8,6 +8,7 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "../../src/api/buildApp.js";
 import type { Config } from "../../src/config.js";
 import { createMetrics, type Metrics } from "../../src/metrics/metrics.js";
+import { shardPrefix } from "../../src/queue/queueNames.js";
 import { runWorker, type RunningWorker } from "../../src/worker/runWorker.js";
 import { startWebhookReceiver, type Responder, type WebhookReceiver } from "../webhooks/webhookReceiver.js";
 import { startFakeAnthropic, type FakeAnthropic, type Script } from "./fakeAnthropic.js";
@@ -84,7 +85,7 @@ export async function startServiceHarness(name: string, options: HarnessOptions 
       await app.close();
       await fake.close();
       await receiver.stop();
-      await deleteKeysUnder(config.queuePrefix);
+      for (let shard = 0; shard < config.queueShards; shard++) await deleteKeysUnder(shardPrefix(config.queuePrefix, shard));
     },
   };
 }

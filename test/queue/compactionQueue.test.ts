@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Worker } from "bullmq";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Reason } from "../../src/core/compactor.js";
-import { idempotentJobId, newJobId, type CompactionJobData } from "../../src/queue/compactionJob.js";
+import { idempotentJobSeed, jobIdInShard, newJobId, type CompactionJobData } from "../../src/queue/compactionJob.js";
 import { backlogOf, submitCompaction, type CompactionQueue } from "../../src/queue/compactionQueue.js";
 import { COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
 import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
@@ -48,7 +48,7 @@ function jobData(overrides: Partial<CompactionJobData> = {}): CompactionJobData 
 
 describe("submitCompaction", () => {
   it("returns the stored job for a repeated idempotency key instead of adding a second", async () => {
-    const id = idempotentJobId("acme", "key-1");
+    const id = jobIdInShard(idempotentJobSeed("acme", "key-1"), 0);
     const first = await submitCompaction(queue, id, jobData({ metadata: { n: 1 } }), true);
     const second = await submitCompaction(queue, id, jobData({ metadata: { n: 2 } }), true);
     expect(first.kind).toBe("created");
@@ -56,19 +56,19 @@ describe("submitCompaction", () => {
     if (second.kind !== "replayed") return;
     expect(second.job.id).toBe(id);
     expect(second.job.data.metadata).toEqual({ n: 1 });
-    expect(await backlogOf(queue)).toBe(1);
+    expect(await backlogOf([queue])).toBe(1);
   });
 
   it("refuses an idempotency key reused for a different request", async () => {
-    const id = idempotentJobId("acme", "key-2");
+    const id = jobIdInShard(idempotentJobSeed("acme", "key-2"), 0);
     await submitCompaction(queue, id, jobData(), true);
     const reused = await submitCompaction(queue, id, jobData({ requestDigest: "digest-b" }), true);
     expect(reused).toEqual({ kind: "keyReused", jobId: id });
   });
 
   it("gives the same idempotency key of two tenants two jobs", async () => {
-    const a = await submitCompaction(queue, idempotentJobId("acme", "k"), jobData(), true);
-    const b = await submitCompaction(queue, idempotentJobId("globex", "k"), jobData({ tenant: "globex" }), true);
+    const a = await submitCompaction(queue, jobIdInShard(idempotentJobSeed("acme", "k"), 0), jobData(), true);
+    const b = await submitCompaction(queue, jobIdInShard(idempotentJobSeed("globex", "k"), 0), jobData({ tenant: "globex" }), true);
     expect(a.kind).toBe("created");
     expect(b.kind).toBe("created");
   });
@@ -137,6 +137,6 @@ describe("backlogOf", () => {
     await submitCompaction(queue, newJobId(), jobData({ reason: "overflow" }), false);
     await submitCompaction(queue, newJobId(), jobData({ reason: "threshold" }), false);
     await queue.add("compact", jobData(), { jobId: newJobId(), delay: 60_000 });
-    expect(await backlogOf(queue)).toBe(3);
+    expect(await backlogOf([queue])).toBe(3);
   });
 });

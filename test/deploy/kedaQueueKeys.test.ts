@@ -3,13 +3,13 @@ import { Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Reason } from "../../src/core/compactor.js";
-import { newJobId, type CompactionJobData } from "../../src/queue/compactionJob.js";
-import { submitCompaction, type CompactionQueue } from "../../src/queue/compactionQueue.js";
-import { COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
+import { newJobId, shardFor, type CompactionJobData } from "../../src/queue/compactionJob.js";
+import { createCompactionQueues, submitCompaction, type CompactionQueue } from "../../src/queue/compactionQueue.js";
+import { COMPACTION_QUEUE, shardPrefix } from "../../src/queue/queueNames.js";
 import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
-import { TEST_REDIS_URL } from "../helpers/redisTestPrefix.js";
+import { deleteKeysUnder, TEST_REDIS_URL } from "../helpers/redisTestPrefix.js";
 import { openTestQueue, type TestQueue } from "../helpers/testQueue.js";
-import { kedaRedisStates } from "./chart.js";
+import { kedaRedisStates, readTemplate } from "./chart.js";
 
 /**
  * What KEDA's Redis scaler reads from one key: it asks the key's type and
@@ -37,8 +37,8 @@ beforeEach(async () => {
 
 afterEach(() => testQueue.close());
 
-function submit(reason: Reason): Promise<unknown> {
-  const data: CompactionJobData = {
+function jobData(reason: Reason): CompactionJobData {
+  return {
     tenant: "acme",
     payload: "",
     replaces: { count: 0, digest: "" },
@@ -48,7 +48,10 @@ function submit(reason: Reason): Promise<unknown> {
     submissionId: randomUUID(),
     requestDigest: randomUUID(),
   };
-  return submitCompaction(queue, newJobId(), data, false);
+}
+
+function submit(reason: Reason): Promise<unknown> {
+  return submitCompaction(queue, newJobId(), jobData(reason), false);
 }
 
 /** The chart's trigger keys, `<prefix>:compactions:<state>`, as the ScaledObject names them. */
@@ -93,6 +96,33 @@ describe("KEDA's Redis triggers on the compaction queue", () => {
       release();
       await worker.close();
       await closeRedisConnection(connection);
+    }
+  });
+});
+
+describe("KEDA's Redis triggers on a sharded compaction queue", () => {
+  it("count every shard's jobs, and the scaled object scales on their sum", async () => {
+    const shards = 3;
+    const queues = createCompactionQueues(redis, shards, { prefix, attempts: 1, backoffMs: 10, retentionSeconds: 60 });
+    try {
+      const data = (conversationId: string): CompactionJobData => ({ ...jobData("threshold"), conversationId });
+      for (let i = 0; i < 12; i++) {
+        const id = newJobId(shardFor("acme", `conv-${i}`, "", shards));
+        await submitCompaction(queues.of(id), id, data(`conv-${i}`), false);
+      }
+      let total = 0;
+      for (let shard = 0; shard < shards; shard++) {
+        for (const state of kedaRedisStates()) total += await kedaLength(redis, `${shardPrefix(prefix, shard)}:${COMPACTION_QUEUE}:${state}`);
+      }
+      expect(total).toBe(12);
+      const template = readTemplate("worker-scaledobject.yaml");
+      expect(template).toMatch(/range \$shard := until \$shards/);
+      expect(template).toMatch(/formula: \{\{ join " \+ " \$triggers/);
+      expect(template).toContain('name: {{ printf "s%d_%s" $shard $state }}');
+      expect(template).toContain('$triggers = append $triggers (printf "s%d_%s" $shard $state)');
+    } finally {
+      await queues.close();
+      for (let shard = 1; shard < shards; shard++) await deleteKeysUnder(shardPrefix(prefix, shard));
     }
   });
 });

@@ -37,8 +37,10 @@ export interface LocalRedisCluster {
 }
 
 export interface LocalClusterOptions {
-  /** Masters; each gets one replica. Default 3. */
+  /** Masters. Default 3. */
   readonly masters?: number;
+  /** Replicas per master: 1 (the default) for failovers, 0 to give masters all the CPU. */
+  readonly replicas?: 0 | 1;
   /**
    * `cluster-node-timeout`: how long a silent master takes to be failed
    * over. Low enough for a quick test, high enough that a loaded machine's
@@ -54,6 +56,7 @@ process.once("exit", () => {
 
 export async function startLocalRedisCluster(options: LocalClusterOptions = {}): Promise<LocalRedisCluster> {
   const masters = options.masters ?? 3;
+  const replicas = options.replicas ?? 1;
   const dir = mkdtempSync(join(tmpdir(), "compactd-cluster-"));
   const nodes: ClusterNode[] = [];
   const admins = new Map<number, Redis>();
@@ -85,7 +88,7 @@ export async function startLocalRedisCluster(options: LocalClusterOptions = {}):
   };
 
   try {
-    for (const port of await freeClusterPorts(masters * 2)) {
+    for (const port of await freeClusterPorts(masters * (1 + replicas))) {
       const child = spawn(
         "redis-server",
         [
@@ -110,7 +113,7 @@ export async function startLocalRedisCluster(options: LocalClusterOptions = {}):
     for (const node of nodes) await waitUntil(() => admin(node).ping().then(() => true, () => false), `node ${node.port} answers`);
     const created = spawnSync(
       "redis-cli",
-      ["--cluster", "create", ...nodes.map((node) => `127.0.0.1:${node.port}`), "--cluster-replicas", "1", "--cluster-yes"],
+      ["--cluster", "create", ...nodes.map((node) => `127.0.0.1:${node.port}`), "--cluster-replicas", String(replicas), "--cluster-yes"],
       { encoding: "utf8", timeout: 60_000 },
     );
     if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
@@ -125,7 +128,7 @@ export async function startLocalRedisCluster(options: LocalClusterOptions = {}):
     await waitUntil(
       async () => {
         const replication = await Promise.all(nodes.map((node) => admin(node).info("replication").catch(() => "")));
-        return replication.filter((info) => /role:slave/.test(info) && /master_link_status:up/.test(info)).length === masters;
+        return replication.filter((info) => /role:slave/.test(info) && /master_link_status:up/.test(info)).length === masters * replicas;
       },
       "every replica is in sync with its master",
       30_000,

@@ -95,8 +95,28 @@ COMPACTION_QUEUE in src/queue/queueNames.ts (a test holds them equal).
 compactions
 {{- end }}
 
+{{/*
+Key `key` of the compaction queue of shard `shard` (default 0). Shard 0 is the
+prefix itself; shard n appends "-n" inside the prefix's hash tag, or to the
+prefix when it has none (src/queue/queueNames.ts, shardPrefix).
+*/}}
 {{- define "compactd.queueKey" -}}
-{{- printf "%s:%s:%s" (include "compactd.configValue" (dict "ctx" .ctx "key" "COMPACTD_QUEUE_PREFIX" "default" "{compactd}")) (include "compactd.compactionQueue" .ctx) .key }}
+{{- $prefix := include "compactd.configValue" (dict "ctx" .ctx "key" "COMPACTD_QUEUE_PREFIX" "default" "{compactd}") }}
+{{- $shard := int (default 0 .shard) }}
+{{- if ne $shard 0 }}
+{{- if contains "}" $prefix }}
+{{- $parts := splitn "}" 2 $prefix }}
+{{- $prefix = printf "%s-%d}%s" $parts._0 $shard $parts._1 }}
+{{- else }}
+{{- $prefix = printf "%s-%d" $prefix $shard }}
+{{- end }}
+{{- end }}
+{{- printf "%s:%s:%s" $prefix (include "compactd.compactionQueue" .ctx) .key }}
+{{- end }}
+
+{{/* COMPACTD_QUEUE_SHARDS as a number. */}}
+{{- define "compactd.queueShards" -}}
+{{- include "compactd.configValue" (dict "ctx" . "key" "COMPACTD_QUEUE_SHARDS" "default" "1") | trim | int }}
 {{- end }}
 
 {{/*

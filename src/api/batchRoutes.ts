@@ -63,7 +63,11 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
         await intake(item, conversations[index]!, { tenant, fieldPrefix: `items[${index}].`, requestDigest, batchId }),
       );
     }
-    await ensureCapacity(services, decisions.filter((decision) => decision.kind === "job").length);
+    const jobIds = decisions.map((decision, index) => {
+      const seed = batchItemJobSeed(batchId, index);
+      return decision.kind === "job" ? jobIdInShard(seed, shardFor(tenant, decision.data.conversationId, seed, queues.shards.length)) : undefined;
+    });
+    await ensureCapacity(services, jobIds.filter((id): id is string => id !== undefined));
 
     const items: BatchItem[] = [];
     for (const [index, decision] of decisions.entries()) {
@@ -72,8 +76,7 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
         items.push({ status: "nothing_to_compact" });
         continue;
       }
-      const seed = batchItemJobSeed(batchId, index);
-      const jobId = jobIdInShard(seed, shardFor(tenant, decision.data.conversationId, seed, queues.shards.length));
+      const jobId = jobIds[index]!;
       const outcome = await submitCompaction(queues.of(jobId), jobId, decision.data, idempotencyKey !== undefined);
       items.push(outcome.kind === "inFlight" ? { status: "in_flight", inFlightId: outcome.jobId } : { status: "queued", id: jobId });
     }

@@ -3,7 +3,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { idempotentJobSeed, isJobId, jobIdInShard, newJobSeed, shardFor } from "../queue/compactionJob.js";
-import { backlogOf, submitCompaction, type CompactionJob } from "../queue/compactionQueue.js";
+import { backlogOf, submitCompaction, type CompactionJob, type CompactionQueue } from "../queue/compactionQueue.js";
 import { broadcastCancel } from "../queue/cancelChannel.js";
 import { isFinished, viewJob, type JobView } from "../queue/jobView.js";
 import { CallbackUrlError, checkCallbackUrl } from "../webhooks/callbackUrl.js";
@@ -46,7 +46,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
       metrics.jobsTotal.inc({ reason: body.reason, outcome: "nothing_to_compact" });
       return reply.code(200).send({ status: "nothing_to_compact" });
     }
-    await ensureCapacity(services, 1);
+    await ensureCapacity(services, [jobId]);
     const outcome = await submitCompaction(queues.of(jobId), jobId, decision.data, idempotencyKey !== undefined);
     switch (outcome.kind) {
       case "created":
@@ -182,19 +182,31 @@ export function inFlight(jobId: string): ApiError {
   );
 }
 
-/** 429 when `jobs` more would take the backlog past the configured limit. */
-export async function ensureCapacity(services: ApiServices, jobs: number): Promise<void> {
+/**
+ * 429 when the new jobs would take a shard's backlog past its share of the
+ * configured limit. Each shard is held to `COMPACTD_MAX_BACKLOG / shards`
+ * (conversations spread evenly), so a request counts only the shards its jobs
+ * go to: a count over every shard on every request would grow the API's Redis
+ * work with the number of shards.
+ */
+export async function ensureCapacity(services: ApiServices, jobIds: readonly string[]): Promise<void> {
   await services.whenRedisReady();
-  const backlog = await backlogOf(services.queues.shards);
-  if (backlog + jobs > services.config.maxBacklog) {
-    throw new ApiError(
-      429,
-      "backlog_full",
-      `${backlog} compactions are waiting (limit ${services.config.maxBacklog}); retry after ${RETRY_AFTER_SECONDS} s`,
-      undefined,
-      undefined,
-      { "retry-after": String(RETRY_AFTER_SECONDS) },
-    );
+  const { queues, config } = services;
+  const limit = Math.ceil(config.maxBacklog / queues.shards.length);
+  const adding = new Map<CompactionQueue, number>();
+  for (const id of jobIds) adding.set(queues.of(id), (adding.get(queues.of(id)) ?? 0) + 1);
+  for (const [queue, jobs] of adding) {
+    const backlog = await backlogOf([queue]);
+    if (backlog + jobs > limit) {
+      throw new ApiError(
+        429,
+        "backlog_full",
+        `${backlog} compactions are waiting (limit ${limit}); retry after ${RETRY_AFTER_SECONDS} s`,
+        undefined,
+        undefined,
+        { "retry-after": String(RETRY_AFTER_SECONDS) },
+      );
+    }
   }
 }
 

@@ -19,12 +19,14 @@ describe("loadConfig", () => {
     const config = loadConfig({});
     expect(config).toEqual({
       redisUrl: "redis://127.0.0.1:6379",
+      redisClusterNodes: undefined,
       anthropicApiKey: undefined,
       anthropicBaseUrl: undefined,
       model: undefined,
       apiKeys: [],
       webhookSecret: undefined,
       queuePrefix: "{compactd}",
+      queueShards: 1,
       port: 8080,
       metricsPort: 9464,
       workerConcurrency: 50,

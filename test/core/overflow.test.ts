@@ -9,7 +9,7 @@ import {
   OverloadedError,
   RateLimitError,
 } from "@anthropic-ai/sdk";
-import { ServiceQuotaExceededException, ThrottlingException, ValidationException } from "@aws-sdk/client-bedrock-runtime";
+import { ThrottlingException, ValidationException } from "@aws-sdk/client-bedrock-runtime";
 import { ApiError as GenaiApiError } from "@google/genai";
 import { APIError as OpenAIAPIError } from "openai";
 import { describe, expect, it } from "vitest";
@@ -57,7 +57,7 @@ const awsError = (name: string, message: string, httpStatusCode: number, extra: 
 const openAiClientError = (status: number, body: object): Error =>
   OpenAIAPIError.generate(status, body, undefined, new Headers({ "x-request-id": "req_7f3a" }));
 
-type BedrockExceptionClass = typeof ValidationException | typeof ThrottlingException | typeof ServiceQuotaExceededException;
+type BedrockExceptionClass = typeof ValidationException | typeof ThrottlingException;
 
 /** A Bedrock runtime exception, built with the SDK's own class. */
 const bedrockException = (Exception: BedrockExceptionClass, message: string, httpStatusCode: number): Error =>
@@ -889,13 +889,14 @@ const lookAlikes: readonly Case[] = [
     ),
   },
   {
-    // xorbitsai/inference xinference/api/restful_api.py handle_request_limit_error: 429 for a full model
+    // xorbitsai/inference xinference/core/model.py raises it, xinference/api/restful_api.py answers 429
     name: "Xinference's request limit",
-    err: { status: 429, detail: "Rate limit reached for the model. Request limit: 8 for the model: qwen2.5-instruct" },
+    err: { status: 429, detail: "Rate limit reached for the model. Request limit 8 for the model: qwen2.5-instruct-0" },
   },
   {
-    name: "Bedrock's quota exception",
-    err: bedrockException(ServiceQuotaExceededException, "Too many tokens per day, please wait before trying again.", 400),
+    // minorun365/agent-book#29: the daily token quota, thrown as a ThrottlingException
+    name: "Bedrock's tokens-per-day quota",
+    err: bedrockException(ThrottlingException, "Too many tokens per day, please wait before trying again.", 429),
   },
   {
     name: "Bedrock's throttle, as the SDK class",
@@ -909,7 +910,7 @@ const lookAlikes: readonly Case[] = [
   {
     // cloud.google.com/vertex-ai/generative-ai/docs/model-reference/api-errors: 429 RESOURCE_EXHAUSTED
     name: "Vertex AI's resource exhausted",
-    err: genaiError(429, { error: { code: 429, message: "Resource exhausted. Please try again later.", status: "RESOURCE_EXHAUSTED" } }),
+    err: genaiError(429, { error: { code: 429, message: "Resource exhausted, please try again later.", status: "RESOURCE_EXHAUSTED" } }),
   },
   {
     name: "Gemini's free-tier quota on input tokens, as @google/genai's ApiError",

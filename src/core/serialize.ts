@@ -6,16 +6,27 @@
  * with a tool result would be rejected), and clipping each part keeps one huge
  * tool output from crowding out the rest of the history.
  */
+import { declaredNames } from "./declaredNames.js";
 import type { Block, Message } from "./message.js";
 
-/** Tool output beyond this many characters is clipped; its gist is at the top. */
+/**
+ * Tool output beyond this many characters is clipped to its head and its tail:
+ * a command's verdict ("297 tests, 11 failures"), a subagent's conclusion and
+ * the end of a file read are at the bottom, its subject at the top.
+ */
 export const TOOL_RESULT_CHARS = 2000;
 /** User and assistant text beyond this many characters is clipped. */
 export const TEXT_CHARS = 4000;
-/** Reasoning is context, not record: clipped harder than text. */
+/** Reasoning is context, not record: clipped harder than text, to its head and tail (its conclusion). */
 export const THINKING_CHARS = 1000;
-/** Each tool-call argument value is clipped to this many characters. */
+/**
+ * Each tool-call argument value is clipped to this many characters. A long
+ * string (a file being written) also keeps the names it declares past the cut.
+ */
 export const TOOL_ARGUMENT_CHARS = 300;
+
+/** Share of a head-and-tail clip given to the head. */
+const HEAD_SHARE = 0.6;
 
 const ROLE_LABEL: Record<Message["kind"], string> = {
   system: "System",
@@ -43,6 +54,14 @@ export function clip(text: string, max: number): string {
   return `${text.slice(0, max)} … [${text.length - max} more characters]`;
 }
 
+/** Keeps the first and the last characters of `text`, `max` in all, marking the cut between them. */
+export function clipMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const head = Math.round(max * HEAD_SHARE);
+  const tail = max - head;
+  return `${text.slice(0, head)} … [${text.length - max} characters cut] … ${text.slice(text.length - tail)}`;
+}
+
 function serializeBlock(message: Message, block: Block): string {
   const role = ROLE_LABEL[message.kind];
   switch (block.type) {
@@ -50,11 +69,11 @@ function serializeBlock(message: Message, block: Block): string {
       // Text beside tool results in one user message is the user speaking.
       return `[${message.kind === "toolResult" ? "User" : role}]: ${clip(block.text, TEXT_CHARS)}`;
     case "thinking":
-      return `[${role} thinking]: ${clip(block.text, THINKING_CHARS)}`;
+      return `[${role} thinking]: ${clipMiddle(block.text, THINKING_CHARS)}`;
     case "toolCall":
       return `[${role} tool call]: ${block.name}(${serializeArguments(block.input)})`;
     case "toolResult":
-      return `[Tool result${block.isError ? " (error)" : ""}]: ${clip(block.text, TOOL_RESULT_CHARS)}`;
+      return `[Tool result${block.isError ? " (error)" : ""}]: ${clipMiddle(block.text, TOOL_RESULT_CHARS)}`;
     case "media":
       return block.text === undefined
         ? `[${role} ${block.media}]`
@@ -76,12 +95,15 @@ function serializeArguments(input: unknown): string {
 
 /**
  * An argument value as JSON, clipped. A long string (a whole file passed to a
- * write tool) is cut before it is quoted, so it is never escaped in full only
- * to be thrown away.
+ * write tool, a patch) is cut before it is quoted, so it is never escaped in
+ * full only to be thrown away, and the names it declares past the cut are
+ * listed: they are what the agent's next steps refer to.
  */
 function argumentText(value: unknown): string {
   if (typeof value === "string" && value.length > TOOL_ARGUMENT_CHARS) {
-    return `${JSON.stringify(value.slice(0, TOOL_ARGUMENT_CHARS))} … [${value.length - TOOL_ARGUMENT_CHARS} more characters]`;
+    const names = declaredNames(value.slice(TOOL_ARGUMENT_CHARS));
+    const declares = names.length > 0 ? `; declares ${names.join(", ")}` : "";
+    return `${JSON.stringify(value.slice(0, TOOL_ARGUMENT_CHARS))} … [${value.length - TOOL_ARGUMENT_CHARS} more characters${declares}]`;
   }
   return clip(JSON.stringify(value) ?? String(value), TOOL_ARGUMENT_CHARS);
 }

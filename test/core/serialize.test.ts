@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseConversation } from "../../src/core/formats/parseConversation.js";
-import { clip, serializeMessage, serializeMessages, TEXT_CHARS, THINKING_CHARS, TOOL_ARGUMENT_CHARS, TOOL_RESULT_CHARS } from "../../src/core/serialize.js";
+import { clip, clipMiddle, serializeMessage, serializeMessages, TEXT_CHARS, THINKING_CHARS, TOOL_ARGUMENT_CHARS, TOOL_RESULT_CHARS } from "../../src/core/serialize.js";
 
 function serialized(raw: unknown[]): string[] {
   return parseConversation(raw).messages.map(serializeMessage);
@@ -36,9 +36,47 @@ describe("serializeMessage", () => {
     ]);
     expect(request).toBe(`[User]: ${clip(big, TEXT_CHARS)}`);
     expect(request).toContain(`[${50_000 - TEXT_CHARS} more characters]`);
-    expect(call).toContain(`[${50_000 - THINKING_CHARS} more characters]`);
+    expect(call).toContain(`[${50_000 - THINKING_CHARS} characters cut]`);
     expect(call).toContain(`content="${"x".repeat(TOOL_ARGUMENT_CHARS)}" … [${50_000 - TOOL_ARGUMENT_CHARS} more characters]`);
-    expect(result).toBe(`[Tool result]: ${clip(big, TOOL_RESULT_CHARS)}`);
+    expect(result).toBe(`[Tool result]: ${clipMiddle(big, TOOL_RESULT_CHARS)}`);
+  });
+
+  it("keeps a long tool result's head and its verdict at the end, marking the cut", () => {
+    const output = `Running 297 tests\n${"test/some_test.exs:12 ok\n".repeat(200)}297 tests, 11 failures`;
+    const [, result] = serialized([
+      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "bash", input: { command: "mix test" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: output }] },
+    ]);
+    expect(result).toContain("Running 297 tests");
+    expect(result).toContain("297 tests, 11 failures");
+    expect(result).toContain(`[${output.length - TOOL_RESULT_CHARS} characters cut]`);
+    expect(result!.length).toBeLessThan(TOOL_RESULT_CHARS + 100);
+  });
+
+  it("keeps a long thinking block's conclusion", () => {
+    const thinking = `Let me look at the parser. ${"Considering options. ".repeat(200)}So the fix is to escape the quote in lex_string/2.`;
+    const [line] = serialized([{ role: "assistant", content: [{ type: "thinking", thinking, signature: "s" }] }]);
+    expect(line).toContain("Let me look at the parser.");
+    expect(line).toContain("escape the quote in lex_string/2.");
+    expect(line!.length).toBeLessThan(THINKING_CHARS + 100);
+  });
+
+  it("lists the names a long written file declares past the cut", () => {
+    const code = [
+      "defmodule Spotter.Parser do",
+      `  @moduledoc """\n${"  Parses transcript lines.\n".repeat(30)}  """`,
+      "  def parse_line(line, opts) do",
+      "    :ok",
+      "  end",
+      "  defp tokenize(text), do: String.split(text)",
+      "end",
+      "export async function loadSession(file: string) {}",
+      "class TranscriptIndex:",
+    ].join("\n");
+    const [call] = serialized([
+      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Write", input: { file_path: "lib/spotter/parser.ex", content: code } }] },
+    ]);
+    expect(call).toContain(`[${code.length - TOOL_ARGUMENT_CHARS} more characters; declares parse_line, tokenize, loadSession, TranscriptIndex]`);
   });
 
   it("names images, documents and unknown blocks instead of dumping them", () => {

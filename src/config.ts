@@ -214,7 +214,7 @@ const VARIABLES = {
     "ANTHROPIC_API_KEY",
     text,
     "Key for the Anthropic summarizer.",
-    "unset: the worker uses the offline archive summarizer (degraded results) and warns",
+    "unset: the worker uses the offline summarizer (structured extract, no model) and warns",
     true,
   ),
   anthropicBaseUrl: optional(

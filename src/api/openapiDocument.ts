@@ -70,6 +70,7 @@ const schemas: Record<string, Schema> = {
       "messagesAfter",
       "degraded",
       "degradedReason",
+      "summarizer",
       "splitTurn",
       "checkpoint",
       "omitted",
@@ -84,15 +85,27 @@ const schemas: Record<string, Schema> = {
       tokensAfter: { type: "integer" },
       messagesBefore: { type: "integer" },
       messagesAfter: { type: "integer" },
-      degraded: { type: "boolean", description: "A summary came from the raw archive because the summarizer failed." },
+      degraded: {
+        type: "boolean",
+        description: "A summary is the offline summary because the LLM summarizer failed: the context shrank, its memory is coarser.",
+      },
       degradedReason: nullable({ type: "string" }),
+      summarizer: {
+        type: "string",
+        description:
+          "Which summarizer wrote the summary: the LLM summarizer's name (`anthropic`), or `offline` when the offline summarizer wrote any part of it, by choice (no API key) or as the fallback (then `degraded` is true).",
+      },
       splitTurn: { type: "boolean" },
       checkpoint: nullable({
         type: "object",
         required: ["turnId", "summary", "degraded"],
         properties: { turnId: { type: "string" }, summary: { type: "string" }, degraded: { type: "boolean" } },
       }),
-      omitted: { type: "integer" },
+      omitted: {
+        type: "integer",
+        description:
+          "Summarized messages that neither the summarization request nor the summary represents: for an LLM, the oldest messages left out of its request because they did not fit; for the offline summary, the messages no line of it stands for. User requests carried verbatim after the summary count as represented.",
+      },
       firstKeptIndex: { type: "integer" },
       replaces: ref("Replaces"),
     },

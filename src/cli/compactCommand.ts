@@ -3,7 +3,7 @@
  *
  * No Redis and no service: it parses the conversation, compacts it with the
  * chosen summarizer and prints the result as one JSON object. Without an API
- * key it uses the offline archive summarizer, so it works on any machine.
+ * key it uses the offline summarizer, so it works on any machine.
  */
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
@@ -11,14 +11,14 @@ import {
   createCompactor,
   InvalidConversationError,
   NothingToCompactError,
+  OFFLINE_SUMMARIZER,
   parseConversation,
   type FormatOption,
   type Reason,
   type Result,
-  type Summarizer,
+  type SummarizerChoice,
 } from "../core/index.js";
 import { createAnthropicSummarizer, DEFAULT_MODEL } from "../summarizers/anthropic.js";
-import { createArchiveSummarizer } from "../summarizers/archive.js";
 import { EXIT, UsageError } from "./usageError.js";
 
 export interface CompactCommandOptions {
@@ -28,7 +28,7 @@ export interface CompactCommandOptions {
   readonly maxSummaryTokens?: number;
   readonly stallTimeoutMs?: number;
   readonly reason: Reason;
-  readonly summarizer?: "anthropic" | "archive";
+  readonly summarizer?: "anthropic" | "offline";
   readonly model?: string;
   readonly format: FormatOption;
   readonly usageTokens?: number;
@@ -44,7 +44,7 @@ export interface Io {
 /** Runs the command; returns the process exit code. */
 export async function runCompact(target: string, options: CompactCommandOptions, io: Io): Promise<number> {
   // Chosen on first use, so input errors are reported alone, before any note about the summarizer.
-  let chosen: Summarizer | undefined;
+  let chosen: SummarizerChoice | undefined;
   const summarizer = () => (chosen ??= chooseSummarizer(options, io));
   if (target !== "-" && (await isDirectory(target))) return compactDirectory(target, options, summarizer, io);
 
@@ -66,7 +66,7 @@ export async function runCompact(target: string, options: CompactCommandOptions,
 async function compactDirectory(
   dir: string,
   options: CompactCommandOptions,
-  summarizer: () => Summarizer,
+  summarizer: () => SummarizerChoice,
   io: Io,
 ): Promise<number> {
   const files = (await readdir(dir)).filter((f) => f.endsWith(".json")).sort();
@@ -93,7 +93,7 @@ async function compactOne(
   input: unknown,
   source: string,
   options: CompactCommandOptions,
-  summarizer: () => Summarizer,
+  summarizer: () => SummarizerChoice,
 ): Promise<Result | "nothing"> {
   let conversation;
   try {
@@ -122,17 +122,17 @@ async function compactOne(
 }
 
 /**
- * Anthropic when a key is available, else the offline archive with a note,
+ * Anthropic when a key is available, else the offline summarizer with a note,
  * so a first run on a fresh machine works and says what it did.
  */
-function chooseSummarizer(options: CompactCommandOptions, io: Io): Summarizer {
+function chooseSummarizer(options: CompactCommandOptions, io: Io): SummarizerChoice {
   const apiKey = io.env.ANTHROPIC_API_KEY;
-  const choice = options.summarizer ?? (apiKey ? "anthropic" : "archive");
-  if (choice === "archive") {
+  const choice = options.summarizer ?? (apiKey ? "anthropic" : OFFLINE_SUMMARIZER);
+  if (choice === OFFLINE_SUMMARIZER) {
     if (options.summarizer === undefined) {
-      io.stderr.write("compactd: ANTHROPIC_API_KEY is not set; using the offline archive summarizer (degraded)\n");
+      io.stderr.write("compactd: ANTHROPIC_API_KEY is not set; using the offline summarizer (structured extract, no model)\n");
     }
-    return createArchiveSummarizer();
+    return OFFLINE_SUMMARIZER;
   }
   if (!apiKey) throw new UsageError("--summarizer anthropic needs ANTHROPIC_API_KEY in the environment");
   return createAnthropicSummarizer({

@@ -31,7 +31,7 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
     .option("--max-summary-tokens <tokens>", "cap on the summary's length", positiveInteger("--max-summary-tokens"))
     .option("--stall-timeout-ms <ms>", "cancel a summary stream silent for this long (default 120000)", positiveInteger("--stall-timeout-ms"))
     .addOption(new Option("--reason <reason>", "what asked for the compaction").choices(REASONS).default("manual"))
-    .addOption(new Option("--summarizer <name>", "anthropic (needs ANTHROPIC_API_KEY) or archive (offline)").choices(["anthropic", "archive"]))
+    .addOption(new Option("--summarizer <name>", "anthropic (needs ANTHROPIC_API_KEY) or offline (no model)").choices(["anthropic", "offline"]))
     .option("--model <model>", "the Anthropic model that writes the summary")
     .addOption(new Option("--format <format>", "input shape").choices(["auto", "anthropic", "openai"]).default("auto"))
     .option("--usage-tokens <tokens>", "the provider's token count for the whole input, to calibrate estimates", positiveInteger("--usage-tokens"))
@@ -80,7 +80,7 @@ function toCompactOptions(opts: Record<string, unknown>): CompactCommandOptions 
     maxSummaryTokens: opts.maxSummaryTokens as number | undefined,
     stallTimeoutMs: opts.stallTimeoutMs as number | undefined,
     reason: opts.reason as Reason,
-    summarizer: opts.summarizer as "anthropic" | "archive" | undefined,
+    summarizer: opts.summarizer as "anthropic" | "offline" | undefined,
     model: opts.model as string | undefined,
     format: opts.format as FormatOption,
     usageTokens: opts.usageTokens as number | undefined,

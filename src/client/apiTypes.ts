@@ -43,15 +43,18 @@ export interface Result {
   tokensAfter: number;
   messagesBefore: number;
   messagesAfter: number;
-  /** A summary came from the raw archive because the summarizer failed. */
+  /** A summary is the offline summary because the LLM summarizer failed: the context shrank, its memory is coarser. */
   degraded: boolean;
   degradedReason: string | null;
+  /** Which summarizer wrote the summary: the LLM summarizer's name (`anthropic`), or `offline` when the offline summarizer wrote any part of it, by choice (no API key) or as the fallback (then `degraded` is true). */
+  summarizer: string;
   splitTurn: boolean;
   checkpoint: {
     turnId: string;
     summary: string;
     degraded: boolean;
   } | null;
+  /** Summarized messages that neither the summarization request nor the summary represents: for an LLM, the oldest messages left out of its request because they did not fit; for the offline summary, the messages no line of it stands for. User requests carried verbatim after the summary count as represented. */
   omitted: number;
   firstKeptIndex: number;
   replaces: Replaces;

@@ -3,12 +3,13 @@
  * the core, holding settings and a summarizer and calling the pure steps.
  */
 import { apply } from "./apply.js";
-import { buildArchive } from "./archive.js";
 import { CompactionDisabledError, NothingToCompactError } from "./errors.js";
 import { formatFileOperations } from "./fileOperations.js";
 import type { FittedInput } from "./fitSummarizerInput.js";
-import type { Conversation } from "./message.js";
+import type { Conversation, Message } from "./message.js";
+import { buildOfflineSummary } from "./offlineSummary.js";
 import { isOverflowError } from "./overflow.js";
+import { pinRequests, userRequestsOf } from "./pinnedRequests.js";
 import { prepare, type Preparation } from "./prepare.js";
 import { buildSummarizationPrompt } from "./prompts.js";
 import { normalizeSettings, type Settings, type SettingsInput } from "./settings.js";
@@ -32,12 +33,22 @@ export interface Checkpoint {
   readonly turnId: string;
   readonly summary: string;
   /**
-   * The summary holds a raw archive because the summarizer failed. It is still
-   * a checkpoint: the next compaction folds it in as the previous summary, and
-   * refusing it would make a failing summarizer re-run on every turn.
+   * The summary is the offline summary because the summarizer failed. It is
+   * still a checkpoint: the next compaction folds it in as the previous
+   * summary, and refusing it would make a failing summarizer re-run on every turn.
    */
   readonly degraded: boolean;
 }
+
+/**
+ * The summarizer that needs no model: a structured summary extracted from the
+ * messages (see offlineSummary.ts). Choosing it is choosing the compactor's
+ * own fallback from the start.
+ */
+export const OFFLINE_SUMMARIZER = "offline";
+
+/** A summarizer backed by a model, or the offline one. */
+export type SummarizerChoice = Summarizer | typeof OFFLINE_SUMMARIZER;
 
 /** What one compaction did. */
 export interface Result {
@@ -50,17 +61,29 @@ export interface Result {
   readonly messagesBefore: number;
   readonly messagesAfter: number;
   /**
-   * At least one summary came from the raw archive because the summarizer
+   * At least one summary is the offline summary because the chosen summarizer
    * failed. The context still shrank; its memory is just coarser.
    */
   readonly degraded: boolean;
-  /** Why the archive was used, so a degraded result is never an opaque one. Null when not degraded. */
+  /** Why the fallback was used, so a degraded result is never an opaque one. Null when not degraded. */
   readonly degradedReason: string | null;
+  /**
+   * Which summarizer wrote the summary: the model-backed summarizer's name
+   * (`anthropic`), or `offline` when the offline summarizer wrote any part of
+   * it, by choice or as the fallback (then `degraded` is true).
+   */
+  readonly summarizer: string;
   /** The cut divided a single turn, so a turn-prefix summary was generated alongside the history summary. */
   readonly splitTurn: boolean;
   /** The part of this compaction a later turn can start from, or null when there is none. */
   readonly checkpoint: Checkpoint | null;
-  /** The oldest messages left out of the summarization requests because they did not fit. */
+  /**
+   * Summarized messages that neither a summarization request nor the summary
+   * represents: for a model, the oldest messages left out of its request
+   * because they did not fit; for the offline summary, the messages no line of
+   * it stands for. A user request carried verbatim after the summary counts
+   * as represented.
+   */
   readonly omitted: number;
   /** Index, in the input's messages, of the first message kept verbatim. */
   readonly firstKeptIndex: number;
@@ -68,7 +91,7 @@ export interface Result {
 
 export interface CompactorOptions {
   readonly settings: SettingsInput;
-  readonly summarizer: Summarizer | undefined;
+  readonly summarizer: SummarizerChoice | undefined;
 }
 
 export interface CompactOptions {
@@ -86,7 +109,7 @@ export interface CompactOptions {
 /** The stop reason of a request that did not fit the summarizer's window (Anthropic, Bedrock, z.ai). */
 const CONTEXT_WINDOW_EXCEEDED = "model_context_window_exceeded";
 
-/** A summarizer call gets this many attempts before the archive is used. */
+/** A summarizer call gets this many attempts before the offline summary is used. */
 const SUMMARY_ATTEMPTS = 2;
 
 /**
@@ -104,12 +127,16 @@ interface RangeSummary {
   readonly text: string;
   readonly degraded: boolean;
   readonly failure: string | undefined;
+  /** The summarizer's name, or undefined when the previous summary stands unchanged. */
+  readonly writer: string | undefined;
+  /** Messages of the range neither the request nor the summary represents. */
+  readonly unrepresented: readonly Message[];
 }
 
 export class Compactor {
   constructor(
     readonly settings: Settings,
-    private readonly summarizer: Summarizer,
+    private readonly summarizer: SummarizerChoice,
   ) {}
 
   /**
@@ -127,16 +154,24 @@ export class Compactor {
     const [history, prefix] = await Promise.all([
       this.summarizeHistory(prep, options, estimator),
       prep.isSplitTurn
-        ? this.summarizeRange("turnPrefix", prep.turnPrefixInput, undefined, prep.turnPrefixTokens, options, estimator)
+        ? this.summarizeRange(
+            { kind: "turnPrefix", range: prep.turnPrefixMessages, input: prep.turnPrefixInput, previousSummary: undefined, maxTokens: prep.turnPrefixTokens },
+            options,
+            estimator,
+          )
         : undefined,
     ]);
 
-    const files = formatFileOperations(prep.fileOperations);
     const prefixSection = prefix === undefined ? "" : `## Turn in progress (its start was compacted)\n\n${prefix.text}`;
-    const summary = joinSections([history.text, prefixSection, files]);
+    const prose = joinSections([history.text, prefixSection]);
+    const historyRequests = userRequestsOf(prep.messagesToSummarize);
+    const pinned = pinRequests(prep.inheritedRequests, [...historyRequests, ...userRequestsOf(prep.turnPrefixMessages)], prose, prep.summaryTokens, estimator);
+    const summary = joinSections([prose, pinned.text, formatFileOperations(prep.fileOperations)]);
     const messages = apply(conversation.messages, prep, summary);
-    const failures = [history, prefix].flatMap((r) => (r?.failure === undefined ? [] : [r.failure]));
-    const degraded = history.degraded || prefix?.degraded === true;
+    const ranges = prefix === undefined ? [history] : [history, prefix];
+    const failures = ranges.flatMap((r) => (r.failure === undefined ? [] : [r.failure]));
+    const degraded = ranges.some((r) => r.degraded);
+    const writers = ranges.flatMap((r) => (r.writer === undefined ? [] : [r.writer]));
     return {
       messages,
       summary,
@@ -149,12 +184,21 @@ export class Compactor {
       messagesAfter: messages.length,
       degraded,
       degradedReason: degraded ? failures.join("; ") : null,
+      summarizer: writers.includes(OFFLINE_SUMMARIZER) ? OFFLINE_SUMMARIZER : this.summarizerName,
       splitTurn: prep.isSplitTurn,
       checkpoint:
         prep.checkpointTurnId === undefined
           ? null
-          : { turnId: prep.checkpointTurnId, summary: joinSections([history.text, formatFileOperations(prep.historyFileOperations)]), degraded: history.degraded },
-      omitted: prep.omittedHistory + prep.omittedTurnPrefix,
+          : {
+              turnId: prep.checkpointTurnId,
+              summary: joinSections([
+                history.text,
+                pinRequests(prep.inheritedRequests, historyRequests, history.text, prep.summaryTokens, estimator).text,
+                formatFileOperations(prep.historyFileOperations),
+              ]),
+              degraded: history.degraded,
+            },
+      omitted: ranges.flatMap((r) => r.unrepresented).filter((m) => !pinned.carried.has(m)).length,
       firstKeptIndex: prep.firstKeptIndex,
     };
   }
@@ -166,26 +210,31 @@ export class Compactor {
    */
   private summarizeHistory(prep: Preparation, options: CompactOptions, estimator: TokenEstimator): Promise<RangeSummary> {
     if (prep.messagesToSummarize.length === 0) {
-      return Promise.resolve({ text: prep.previousSummary ?? "", degraded: false, failure: undefined });
+      return Promise.resolve({ text: prep.previousSummary ?? "", degraded: false, failure: undefined, writer: undefined, unrepresented: [] });
     }
-    return this.summarizeRange("history", prep.historyInput, prep.previousSummary, prep.summaryTokens, options, estimator);
+    return this.summarizeRange(
+      { kind: "history", range: prep.messagesToSummarize, input: prep.historyInput, previousSummary: prep.previousSummary, maxTokens: prep.summaryTokens },
+      options,
+      estimator,
+    );
+  }
+
+  private get summarizerName(): string {
+    return this.summarizer === OFFLINE_SUMMARIZER ? OFFLINE_SUMMARIZER : this.summarizer.name;
   }
 
   /**
-   * One summary with up to two attempts, each under the stall watchdog. A
-   * summary cut off by the token cap or empty is rejected (an incomplete summary
-   * silently loses the newest facts). A cancelled caller is never retried; an
-   * overflowing request is not retried either, since the same request cannot
-   * fit a second time. After that, the raw archive.
+   * One summary. The offline summarizer writes it directly. A model gets up to
+   * two attempts, each under the stall watchdog. A summary cut off by the token
+   * cap or empty is rejected (an incomplete summary silently loses the newest
+   * facts). A cancelled caller is never retried; an overflowing request is not
+   * retried either, since the same request cannot fit a second time. After
+   * that, the offline summary of the whole range, marked degraded.
    */
-  private async summarizeRange(
-    kind: SummaryKind,
-    input: FittedInput,
-    previousSummary: string | undefined,
-    maxTokens: number,
-    options: CompactOptions,
-    estimator: TokenEstimator,
-  ): Promise<RangeSummary> {
+  private async summarizeRange(range: RangeRequest, options: CompactOptions, estimator: TokenEstimator): Promise<RangeSummary> {
+    const summarizer = this.summarizer;
+    if (summarizer === OFFLINE_SUMMARIZER) return offlineRangeSummary(range, estimator, undefined);
+    const { kind, input, previousSummary, maxTokens } = range;
     const { system, prompt } = buildSummarizationPrompt({
       kind,
       transcript: input.transcript,
@@ -197,7 +246,7 @@ export class Compactor {
     for (let attempt = 1; attempt <= SUMMARY_ATTEMPTS; attempt++) {
       try {
         const response = await withStallWatchdog(this.settings.stallTimeoutMs, options.signal, (signal, onProgress) =>
-          this.summarizer.summarize({
+          summarizer.summarize({
             kind,
             system,
             prompt,
@@ -217,9 +266,13 @@ export class Compactor {
         if (response.truncated) failures.push(`${kind} summary stopped at the ${maxTokens}-token cap`);
         else if (text === "") failures.push(`${kind} summary was empty`);
         else {
-          const degraded = response.degraded === true;
-          const failure = degraded ? `${kind} summary from the offline ${this.summarizer.name} summarizer` : undefined;
-          return { text, degraded, failure };
+          return {
+            text,
+            degraded: false,
+            failure: undefined,
+            writer: summarizer.name,
+            unrepresented: range.range.slice(0, input.omitted),
+          };
         }
       } catch (err) {
         if (options.signal?.aborted) throw options.signal.reason;
@@ -227,9 +280,27 @@ export class Compactor {
         if (isOverflowError(err)) break;
       }
     }
-    const text = buildArchive({ messages: input.messages, omitted: input.omitted, previousSummary, budgetTokens: maxTokens }, estimator);
-    return { text, degraded: true, failure: failures.join("; ") };
+    return offlineRangeSummary(range, estimator, failures.join("; "));
   }
+}
+
+/** One range to summarize: its messages, their fitted transcript, and the summary's cap. */
+interface RangeRequest {
+  readonly kind: SummaryKind;
+  /** Every message of the range; the offline summary reads them all. */
+  readonly range: readonly Message[];
+  readonly input: FittedInput;
+  readonly previousSummary: string | undefined;
+  readonly maxTokens: number;
+}
+
+/** The offline summary of a range: by choice (`failure` undefined) or as the degraded fallback. */
+function offlineRangeSummary(range: RangeRequest, estimator: TokenEstimator, failure: string | undefined): RangeSummary {
+  const offline = buildOfflineSummary(
+    { messages: range.range, previousSummary: range.previousSummary, budgetTokens: range.maxTokens },
+    estimator,
+  );
+  return { text: offline.text, degraded: failure !== undefined, failure, writer: OFFLINE_SUMMARIZER, unrepresented: offline.unrepresented };
 }
 
 function joinSections(sections: readonly string[]): string {

@@ -29,7 +29,7 @@ export const NO_FILE_OPERATIONS: FileOperations = { read: [], modified: [] };
 const PATH_ARGUMENTS = ["path", "file_path", "filePath", "filename", "file", "notebook_path", "target_file"];
 
 /** Tool names that change files; everything they touch counts as modified. */
-const MODIFYING_TOOL = /write|edit|create|patch|replace|insert|delete|remove|rename|move|apply|save/i;
+export const MODIFYING_TOOL = /write|edit|create|patch|replace|insert|delete|remove|rename|move|apply|save/i;
 
 /** Tool names that read files; search and listing tools are not reads of a file. */
 const READING_TOOL = /read|view|open|cat|show|get_?file/i;
@@ -80,7 +80,8 @@ export function splitFileOperations(summary: string): { prose: string; files: Fi
   return { prose, files: { read, modified } };
 }
 
-function pathsIn(input: unknown): string[] {
+/** The file paths a tool call's arguments name. */
+export function pathsIn(input: unknown): string[] {
   if (input === null || typeof input !== "object") return [];
   const args = input as Record<string, unknown>;
   const found: string[] = [];

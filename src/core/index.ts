@@ -28,6 +28,8 @@ export { summaryMessage, previousSummaryOf, SUMMARY_PREAMBLE } from "./summaryEn
 export {
   createCompactor,
   Compactor,
+  OFFLINE_SUMMARIZER,
+  type SummarizerChoice,
   REASONS,
   type Checkpoint,
   type CompactOptions,
@@ -37,7 +39,8 @@ export {
 } from "./compactor.js";
 export type { Summarizer, SummarizationRequest, SummarizationResponse, SummaryKind } from "./summarizer.js";
 export { buildSummarizationPrompt } from "./prompts.js";
-export { buildArchive, ARCHIVE_HEADING } from "./archive.js";
+export { buildOfflineSummary, OFFLINE_SUMMARY_TOKENS, type OfflineSummary, type OfflineSummaryInput } from "./offlineSummary.js";
+export { userRequestsOf, pinRequests, splitPinnedRequests, type UserRequest, type PinnedRequests } from "./pinnedRequests.js";
 export {
   NothingToCompactError,
   CompactionDisabledError,

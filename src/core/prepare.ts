@@ -6,6 +6,7 @@ import { findCutPoint } from "./cutPoint.js";
 import { collectFileOperations, NO_FILE_OPERATIONS, splitFileOperations, type FileOperations } from "./fileOperations.js";
 import { fitSummarizerInput, type FittedInput } from "./fitSummarizerInput.js";
 import type { Conversation, Message } from "./message.js";
+import { NO_PINNED_REQUESTS, splitPinnedRequests, type PinnedRequests } from "./pinnedRequests.js";
 import { summarizationPromptOverhead } from "./prompts.js";
 import { summarizerInputBudget, summaryBudget, turnPrefixBudget, type Settings } from "./settings.js";
 import type { SummaryKind } from "./summarizer.js";
@@ -25,6 +26,8 @@ export interface Preparation {
   readonly isSplitTurn: boolean;
   /** The prior compaction's prose, updated in place rather than summarized again. */
   readonly previousSummary: string | undefined;
+  /** The user requests the prior compaction carried, merged into this one's. */
+  readonly inheritedRequests: PinnedRequests;
   readonly tokensBefore: number;
   /**
    * The oldest messages of each range left out because one summarization
@@ -82,12 +85,15 @@ export function prepare(
   let start = systemEnd;
   let previousSummary: string | undefined;
   let inheritedFiles = NO_FILE_OPERATIONS;
+  let inheritedRequests = NO_PINNED_REQUESTS;
   const candidate = messages[start];
   const previous = candidate === undefined ? undefined : previousSummaryOf(candidate);
   if (previous !== undefined) {
     const split = splitFileOperations(previous);
-    previousSummary = split.prose;
+    const pinned = splitPinnedRequests(split.prose);
+    previousSummary = pinned.prose;
     inheritedFiles = split.files;
+    inheritedRequests = pinned.pinned;
     start++;
   }
 
@@ -122,6 +128,7 @@ export function prepare(
     turnPrefixMessages,
     isSplitTurn: cut.isSplitTurn,
     previousSummary,
+    inheritedRequests,
     tokensBefore: estimator.usageTokens ?? Math.round(topSystemTokens + estimator.sumEstimates(messages)),
     omittedHistory: historyInput.omitted,
     omittedTurnPrefix: turnPrefixInput.omitted,

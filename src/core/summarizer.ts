@@ -4,8 +4,9 @@
  * The core builds the prompt itself (see prompts.ts) so that every summarizer
  * gets the same instructions and the input budget can account for them; a
  * summarizer only has to send it and report how generation ended. Keeping the
- * provider behind this interface is what lets the CLI run offline and lets
- * tests drive every failure mode without a network.
+ * provider behind this interface is what lets tests drive every failure mode
+ * without a network. The offline summarizer is not one of these: it is the
+ * core's own (see offlineSummary.ts), reached without any summarizer call.
  */
 import type { Message } from "./message.js";
 
@@ -22,7 +23,7 @@ export interface SummarizationRequest {
   readonly maxTokens: number;
   /**
    * The messages the transcript was made from (oldest omitted ones excluded),
-   * for summarizers that work without a model, such as the offline archive.
+   * for summarizers that want them structured rather than as a transcript.
    */
   readonly messages: readonly Message[];
   /** The previous compaction's summary when this request updates it. */
@@ -47,13 +48,11 @@ export interface SummarizationResponse {
    * means the request itself did not fit: asking again cannot help.
    */
   readonly stopReason?: string;
-  /** The text is a raw archive, not a model's summary (the offline summarizer). */
-  readonly degraded?: boolean;
   readonly usage?: { readonly inputTokens: number; readonly outputTokens: number };
 }
 
 export interface Summarizer {
-  /** Short name for logs and metrics (`anthropic`, `archive`). */
+  /** Short name for logs and metrics (`anthropic`); `offline` is taken by the compactor's own summarizer. */
   readonly name: string;
   summarize(request: SummarizationRequest): Promise<SummarizationResponse>;
 }

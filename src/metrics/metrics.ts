@@ -113,7 +113,7 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     }),
     degradedTotal: new Counter({
       name: "compactd_degraded_total",
-      help: "Compactions that fell back to the offline archive instead of an LLM summary, by compaction reason.",
+      help: "Compactions that fell back to the offline summary because the LLM summarizer failed, by compaction reason.",
       labelNames: ["reason"],
       registers,
     }),

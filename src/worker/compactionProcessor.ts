@@ -22,7 +22,7 @@ import { createCompactor, type Result } from "../core/compactor.js";
 import { CompactionDisabledError, InvalidConversationError, NothingToCompactError } from "../core/errors.js";
 import { parseConversation } from "../core/formats/parseConversation.js";
 import type { Conversation } from "../core/message.js";
-import type { Summarizer } from "../core/summarizer.js";
+import { OFFLINE_SUMMARIZER, type SummarizerChoice } from "../core/compactor.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { CompactionJobData, ConversationPayload } from "../queue/compactionJob.js";
 import type { JobSettlement } from "../queue/jobSettlement.js";
@@ -46,7 +46,7 @@ export interface ProcessorDeps {
   readonly settlement: JobSettlement;
   readonly metrics: Metrics;
   /** The summarizer for a job's requested model (the configured one when undefined). */
-  readonly summarizerFor: (model: string | undefined) => Summarizer;
+  readonly summarizerFor: (model: string | undefined) => SummarizerChoice;
 }
 
 export type CompactionProcessor = (
@@ -100,7 +100,8 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
 
     const payload = await decode(data.payload);
     const conversation = parse(payload);
-    const summarizer = instrumentSummarizer(deps.summarizerFor(data.model), metrics);
+    const chosen = deps.summarizerFor(data.model);
+    const summarizer = chosen === OFFLINE_SUMMARIZER ? chosen : instrumentSummarizer(chosen, metrics);
     const compactor = createCompactor({ settings: { ...data.settings, maxContextTokens: data.contextWindow }, summarizer });
     if (compactor === null) {
       throw new JobRejected("failed", { code: "invalid_request", message: "must be a positive number of tokens", field: "contextWindow" });
@@ -130,7 +131,7 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
       stopTimer();
     }
 
-    if (result.degraded && summarizer.transientFailures > 0 && !finalAttempt) {
+    if (result.degraded && summarizer !== OFFLINE_SUMMARIZER && summarizer.transientFailures > 0 && !finalAttempt) {
       throw new SummarizerUnavailableError(result.degradedReason ?? "unknown failure");
     }
     if (await results.isCancelled(idOf(job))) throw CANCELLED;

@@ -3,15 +3,14 @@
  *
  * With `ANTHROPIC_API_KEY` set, the Anthropic summarizer for the job's
  * requested model (or the configured one); every job shares one SDK client and
- * so one connection pool. Without a key, the offline archive summarizer: the
- * service still shrinks contexts (degraded results, flagged as such) instead
- * of refusing work.
+ * so one connection pool. Without a key, the offline summarizer: a structured
+ * summary extracted without a model, so the service still compacts instead of
+ * refusing work.
  */
 import Anthropic from "@anthropic-ai/sdk";
 import type { Config } from "../config.js";
-import type { Summarizer } from "../core/summarizer.js";
+import { OFFLINE_SUMMARIZER, type SummarizerChoice } from "../core/compactor.js";
 import { createAnthropicSummarizer, DEFAULT_MODEL } from "../summarizers/anthropic.js";
-import { createArchiveSummarizer } from "../summarizers/archive.js";
 
 /**
  * SDK retries inside one summarizer attempt (429, 5xx, 529, honouring
@@ -20,12 +19,11 @@ import { createArchiveSummarizer } from "../summarizers/archive.js";
  */
 const SDK_RETRIES = 2;
 
-export type SummarizerSource = (model: string | undefined) => Summarizer;
+export type SummarizerSource = (model: string | undefined) => SummarizerChoice;
 
 export function createSummarizerSource(config: Pick<Config, "anthropicApiKey" | "anthropicBaseUrl" | "model">): SummarizerSource {
   if (config.anthropicApiKey === undefined) {
-    const archive = createArchiveSummarizer();
-    return () => archive;
+    return () => OFFLINE_SUMMARIZER;
   }
   const client = new Anthropic({
     apiKey: config.anthropicApiKey,

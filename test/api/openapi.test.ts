@@ -21,7 +21,7 @@ let document: Record<string, unknown>;
 let ajv: Ajv2020;
 
 beforeAll(async () => {
-  // No API key: the offline archive summarizer answers at once.
+  // No API key: the offline summarizer answers at once.
   h = await startServiceHarness("openapi", { env: { ANTHROPIC_API_KEY: "" } });
   document = (await h.app.inject({ method: "GET", url: "/openapi.json" })).json();
   ajv = new Ajv2020({ strict: false });

@@ -23,16 +23,17 @@ beforeAll(async () => {
 });
 
 describe("compactd compact", () => {
-  it("compacts offline with the archive summarizer when no key is set, and says so on stderr", async () => {
+  it("compacts with the offline summarizer when no key is set, says so on stderr, and names it in the result", async () => {
     const run = await runCli(["compact", longFile, "--context-window", "100000", "--keep-recent-tokens", "8000"], { env: noKey });
     expect(run.code).toBe(0);
-    expect(run.stderr).toMatch(/ANTHROPIC_API_KEY is not set; using the offline archive summarizer/);
+    expect(run.stderr).toMatch(/ANTHROPIC_API_KEY is not set; using the offline summarizer/);
     expect(run.stderr.trim().split("\n")).toHaveLength(1);
     const out = JSON.parse(run.stdout);
     expect(Object.keys(out)).toEqual(
-      expect.arrayContaining(["messages", "summary", "reason", "tokensBefore", "tokensAfter", "messagesBefore", "messagesAfter", "degraded", "splitTurn", "checkpoint", "omitted", "firstKeptIndex"]),
+      expect.arrayContaining(["messages", "summary", "reason", "tokensBefore", "tokensAfter", "messagesBefore", "messagesAfter", "degraded", "summarizer", "splitTurn", "checkpoint", "omitted", "firstKeptIndex"]),
     );
-    expect(out).toMatchObject({ reason: "manual", degraded: true, messagesBefore: longSession.length });
+    expect(out).toMatchObject({ reason: "manual", degraded: false, summarizer: "offline", messagesBefore: longSession.length });
+    expect(out.summary).toContain("## Where the work stopped");
     expect(out.tokensAfter).toBeLessThan(out.tokensBefore);
     expect(out.messages.slice(1)).toEqual(longSession.slice(out.firstKeptIndex));
   });
@@ -44,7 +45,7 @@ describe("compactd compact", () => {
   });
 
   it("reads the conversation from stdin with -", async () => {
-    const run = await runCli(["compact", "-", "--context-window", "100000", "--keep-recent-tokens", "8000", "--summarizer", "archive", "--reason", "overflow"], {
+    const run = await runCli(["compact", "-", "--context-window", "100000", "--keep-recent-tokens", "8000", "--summarizer", "offline", "--reason", "overflow"], {
       env: noKey,
       stdin: JSON.stringify(longSession),
     });
@@ -121,7 +122,7 @@ describe("compactd compact on a directory, watched from a terminal", () => {
     const sub = await mkdtemp(path.join(tmpdir(), "compactd-cli-tty-"));
     await writeFile(path.join(sub, "a.json"), JSON.stringify(longSession));
     await writeFile(path.join(sub, "b.json"), JSON.stringify(reactTurn({ rounds: 1 })));
-    const args = ["compact", sub, "--context-window", "100000", "--keep-recent-tokens", "8000", "--summarizer", "archive"];
+    const args = ["compact", sub, "--context-window", "100000", "--keep-recent-tokens", "8000", "--summarizer", "offline"];
     // `script` runs the command on a pseudo-terminal, as a person at a shell would.
     const command = [process.execPath, cliPath, ...args].map((a) => `'${a}'`).join(" ");
     const tty = await new Promise<string>((resolve, reject) => {

@@ -81,15 +81,15 @@ describe.each([
     }
   });
 
-  it("frees tokens even with the offline archive summarizer, wherever the head is larger than the summary cap", () => {
+  it("frees tokens with the offline summarizer, wherever the head is larger than the summary cap", () => {
     let checked = 0;
     for (const l of lines.filter((x) => x.status === "compacted")) {
-      expect(l.degraded).toBe(true);
+      expect(l).toMatchObject({ degraded: false, summarizer: "offline" });
       const conv = parseConversation(byFile.get(l.file));
       const estimator = new TokenEstimator();
       const head = conv.messages.slice(0, l.firstKeptIndex).filter((m) => m.kind !== "system");
       const headTokens = head.reduce((s, m) => s + estimator.count(m), 0);
-      // An archive line per message cannot be much smaller than a head that already fits the cap.
+      // A summary cannot be much smaller than a head that already fits the cap.
       if (headTokens <= 2 * summaryBudget(settings)) continue;
       checked++;
       expect(l.tokensAfter, l.file).toBeLessThan(l.tokensBefore);

@@ -3,6 +3,7 @@ import { createCompactor, type CompactOptions } from "../../src/core/compactor.j
 import { CompactionDisabledError, NothingToCompactError } from "../../src/core/errors.js";
 import { parseConversation } from "../../src/core/formats/parseConversation.js";
 import type { Message } from "../../src/core/message.js";
+import { prepare } from "../../src/core/prepare.js";
 import { normalizeSettings, threshold, type SettingsInput } from "../../src/core/settings.js";
 import { previousSummaryOf, SUMMARY_PREAMBLE } from "../../src/core/summaryEnvelope.js";
 import { TokenEstimator } from "../../src/core/tokenEstimator.js";
@@ -130,13 +131,14 @@ describe("Compactor", () => {
     expect(second.summary).toContain("summary number 2");
   });
 
-  it("rejects a truncated summary, retries once, then falls back to a degraded archive that still frees tokens", async () => {
+  it("rejects a truncated summary, retries once, then falls back to a degraded offline summary that still frees tokens", async () => {
     const { compactor, summarizer } = compactorWith(() => ({ kind: "truncated" }));
     const result = await compactor.compact(parseConversation(longSession()), manual);
     expect(ofKind(summarizer.requests, "history")).toHaveLength(2);
     expect(result.degraded).toBe(true);
     expect(result.degradedReason).toContain("token cap");
-    expect(result.summary).toContain("Raw archive");
+    expect(result.summary).toContain("## Where the work stopped");
+    expect(result.summarizer).toBe("offline");
     expect(result.tokensAfter).toBeLessThan(result.tokensBefore / 2);
   });
 
@@ -160,15 +162,33 @@ describe("Compactor", () => {
     expect(result.summary).toContain("recovered");
   });
 
-  it("degrades on a failing summarizer, records why, and appends the archive to the previous summary", async () => {
+  it("degrades on a failing summarizer, records why, and carries the previous summary into the offline summary", async () => {
     const good = compactorWith(() => ({ kind: "reply", text: "## Goal\nthe original task" }));
     const first = await good.compactor.compact(parseConversation(longSession()), manual);
     const failing = compactorWith(() => ({ kind: "fail", error: Object.assign(new Error("overloaded"), { status: 529 }) }));
     const result = await failing.compactor.compact(parseConversation([...first.messages, ...longSession()]), manual);
     expect(result.degraded).toBe(true);
     expect(result.degradedReason).toContain("HTTP 529");
-    expect(result.summary.indexOf("the original task")).toBeLessThan(result.summary.indexOf("Raw archive"));
+    expect(result.summary).toContain("## Earlier summary\n- ## Goal ⏎ the original task");
+    expect(result.summary.match(/## Where the work stopped/g)).toHaveLength(result.splitTurn ? 2 : 1);
+    expect(result.summarizer).toBe("offline");
     expect(result.tokensAfter).toBeLessThan(result.tokensBefore / 2);
+  });
+
+  it("counts as omitted the messages left out of the request, except the user requests it carries verbatim", async () => {
+    const settings = { maxContextTokens: 24_000, reserveTokens: 4_000 };
+    const raw = conversation(...Array.from({ length: 12 }, () => reactTurn({ rounds: 4, toolResultChars: 3_000 })));
+    const { compactor, summarizer } = compactorWith(undefined, settings);
+    const result = await compactor.compact(parseConversation(raw), manual);
+    const prep = prepare(parseConversation(raw), normalizeSettings(settings), new TokenEstimator())!;
+    const leftOut = prep.messagesToSummarize.slice(0, prep.omittedHistory);
+    const leftOutRequests = leftOut.filter((m) => m.kind === "user");
+    expect(leftOut.length).toBeGreaterThan(0);
+    expect(leftOutRequests.length).toBeGreaterThan(0);
+    expect(ofKind(summarizer.requests, "history")[0]!.omitted).toBe(prep.omittedHistory);
+    for (const request of leftOutRequests) expect(result.summary).toContain((request.raw as { content: string }).content);
+    expect(result.omitted).toBe(leftOut.length - leftOutRequests.length + prep.omittedTurnPrefix);
+    expect(result.summarizer).toBe("scripted");
   });
 
   it("does not retry a request that overflowed the summarizer's window", async () => {
@@ -179,16 +199,18 @@ describe("Compactor", () => {
     expect(result.degraded).toBe(true);
   });
 
-  it("keeps the degraded archive within the summary budget", async () => {
+  it("keeps the degraded offline summary within the summary budget and counts what it does not stand for", async () => {
     const settings = { maxContextTokens: 100_000, keepRecentTokens: 8_000, maxSummaryTokens: 1_500 };
     const { compactor } = compactorWith(() => ({ kind: "fail", error: new Error("down") }), settings);
     const result = await compactor.compact(parseConversation(longSession()), manual);
-    // Each archive stays within its own cap: 1500 for the history, half that for a split turn's head.
+    // Each offline summary stays within its own cap: 1500 for the history, half that for a split turn's head.
     const estimator = new TokenEstimator();
-    const sections = result.summary.split(/(?=## Raw archive)|(?=## Turn in progress)|(?=<read-files>)/);
-    const historyArchive = sections.find((s) => s.startsWith("## Raw archive"))!;
-    expect(estimator.countText(historyArchive)).toBeLessThanOrEqual(1_500 + 20);
-    expect(result.summary).toMatch(/\d+ earlier messages omitted\./);
+    const [history, ...rest] = result.summary.split(/\n\n(?=## Turn in progress|<user-requests|<read-files>|<modified-files>)/);
+    expect(estimator.countText(history!)).toBeLessThanOrEqual(1_500);
+    const prefix = rest.find((section) => section.startsWith("## Turn in progress"));
+    if (prefix !== undefined) expect(estimator.countText(prefix)).toBeLessThanOrEqual(750 + 20);
+    expect(result.omitted).toBeGreaterThan(0);
+    expect(result.omitted).toBeLessThan(result.firstKeptIndex);
   });
 
   it("keeps a slow summary alive while it makes progress, and cancels a silent one", async () => {
@@ -292,7 +314,7 @@ describe("Compactor", () => {
       expect(result.splitTurn).toBe(true);
       expect(result.checkpoint?.turnId).toBe("t1");
       expect(result.checkpoint?.summary).not.toContain("/live.txt");
-      expect(result.checkpoint?.summary).toBe("S");
+      expect(result.checkpoint?.summary).toBe("S\n\n<user-requests>\n<request>\nq1\n</request>\n</user-requests>");
       expect(result.summary).toContain("<modified-files>\n/live.txt\n</modified-files>");
     });
 

@@ -1,0 +1,154 @@
+/**
+ * The user's own requests, carried verbatim after every summary.
+ *
+ * The user's words are the one thing an agent must never lose, and a model's
+ * summary paraphrases them: a constraint softened by one compaction is gone by
+ * the third. So, like the file blocks, the requests are carried mechanically:
+ * collected from the summarized messages, merged with the ones the previous
+ * summary carried, and appended after the summary in a tagged block, within a
+ * bounded share of the summary budget. When they do not all fit, the first
+ * request (the task) and the newest ones (the current direction) are kept and
+ * the number of the others is stated. A long request the summary already
+ * quotes word for word is not printed twice: the block points at the quote and
+ * the next compaction reads it back from there.
+ */
+import { clipMiddle } from "./serialize.js";
+import type { Message } from "./message.js";
+import { previousSummaryOf } from "./summaryEnvelope.js";
+import type { TokenEstimator } from "./tokenEstimator.js";
+
+/** The block's share of the summary budget. */
+const SUMMARY_BUDGET_SHARE = 1 / 4;
+
+/** The block never takes more than this, however large the summary budget. */
+const MAX_BLOCK_TOKENS = 2_000;
+
+/** A request at least this long that the summary quotes verbatim is pointed at instead of repeated. */
+const MIN_QUOTED_CHARS = 200;
+
+/** Characters of a quoted request's opening kept in the block to find the quote again. */
+const QUOTE_KEY_CHARS = 80;
+
+/** A request alone larger than the block is clipped to head and tail at this many characters per token. */
+const CHARS_PER_TOKEN_FLOOR = 3;
+
+const OPEN = "<user-requests";
+const CLOSE = "</user-requests>";
+const BLOCK = /\n*<user-requests(?: omitted="(\d+)")?>\n([\s\S]*?)\n?<\/user-requests>/;
+const ENTRY = /<request(?: quoted="(\d+)")?>\n([\s\S]*?)\n<\/request>/g;
+/** Tags of the blocks appended after a summary; inside a request they are defused so parsing cannot be fooled. */
+const BLOCK_TAG = /<(\/?)(user-requests|request|read-files|modified-files)\b/g;
+
+export interface UserRequest {
+  readonly text: string;
+  /** The message it came from, when it is in the range being summarized (not inherited). */
+  readonly message: Message | undefined;
+}
+
+/** Requests a previous summary carried, oldest first, and how many it had already left out. */
+export interface PinnedRequests {
+  readonly requests: readonly UserRequest[];
+  readonly omitted: number;
+}
+
+export const NO_PINNED_REQUESTS: PinnedRequests = { requests: [], omitted: 0 };
+
+/**
+ * The user's requests among `messages`: the text of user messages (not tool
+ * results, not a compaction summary). A message that is nothing but markup
+ * elements (`<task-notification>…`, `<local-command-stdout>…`) was written
+ * by the agent's harness, not typed by the user, and is left out.
+ */
+export function userRequestsOf(messages: readonly Message[]): UserRequest[] {
+  const requests: UserRequest[] = [];
+  for (const message of messages) {
+    if (message.kind !== "user" || previousSummaryOf(message) !== undefined) continue;
+    const text = message.blocks
+      .flatMap((b) => (b.type === "text" ? [b.text] : []))
+      .join("\n")
+      .trim();
+    if (text === "" || isMarkupOnly(text)) continue;
+    requests.push({ text, message });
+  }
+  return requests;
+}
+
+function isMarkupOnly(text: string): boolean {
+  return /^</.test(text) && text.replace(/<([\w-]+)(?:\s[^>]*)?>[\s\S]*?<\/\1>/g, "").trim() === "";
+}
+
+/**
+ * Splits a summary into its prose and the requests its block carried, reading
+ * quoted requests back from the prose.
+ */
+export function splitPinnedRequests(summary: string): { prose: string; pinned: PinnedRequests } {
+  const match = BLOCK.exec(summary);
+  if (match === null) return { prose: summary, pinned: NO_PINNED_REQUESTS };
+  const prose = (summary.slice(0, match.index) + summary.slice(match.index + match[0].length)).trimEnd();
+  const requests: UserRequest[] = [];
+  for (const entry of match[2]!.matchAll(ENTRY)) {
+    const text = entry[2]!;
+    const quotedLength = entry[1] === undefined ? undefined : Number(entry[1]);
+    const at = quotedLength === undefined ? -1 : prose.indexOf(text);
+    requests.push({ text: at < 0 ? text : prose.slice(at, at + quotedLength!), message: undefined });
+  }
+  return { prose, pinned: { requests, omitted: Number(match[1] ?? 0) } };
+}
+
+/** The pinned block and which of the range's request messages it carries. */
+export interface PinnedBlock {
+  readonly text: string;
+  readonly carried: ReadonlySet<Message>;
+}
+
+/**
+ * The block appended after `prose`: the inherited requests then `fresh` ones,
+ * the first and the newest kept within the budget share.
+ */
+export function pinRequests(
+  inherited: PinnedRequests,
+  fresh: readonly UserRequest[],
+  prose: string,
+  summaryBudgetTokens: number,
+  estimator: TokenEstimator,
+): PinnedBlock {
+  const all = [...inherited.requests, ...fresh];
+  if (all.length === 0) return { text: "", carried: new Set() };
+  const budget = Math.min(Math.floor(summaryBudgetTokens * SUMMARY_BUDGET_SHARE), MAX_BLOCK_TOKENS);
+  const entries = all.map((request) => entryOf(request, prose, budget * CHARS_PER_TOKEN_FLOOR));
+  const costs = entries.map((entry) => estimator.countText(entry) + 1);
+  if (costs[0]! > budget) {
+    // Denser than the floor assumed (code, non-Latin script): clip once more, in proportion.
+    entries[0] = entryOf(all[0]!, prose, Math.floor((entries[0]!.length * budget * 0.9) / costs[0]!));
+    costs[0] = estimator.countText(entries[0]) + 1;
+  }
+
+  // The first request is the task: kept first, clipped to the budget if it is all there is room for.
+  const kept = new Set<number>([0]);
+  let used = costs[0]!;
+  for (let i = all.length - 1; i > 0; i--) {
+    if (used + costs[i]! > budget) break;
+    kept.add(i);
+    used += costs[i]!;
+  }
+  const omitted = inherited.omitted + all.length - kept.size;
+  const lines = [`${OPEN}${omitted > 0 ? ` omitted="${omitted}"` : ""}>`];
+  if (omitted > 0) lines.push(`(${omitted} earlier requests between the first and these are left out)`);
+  const carried = new Set<Message>();
+  all.forEach((request, i) => {
+    if (!kept.has(i)) return;
+    lines.push(entries[i]!);
+    if (request.message !== undefined) carried.add(request.message);
+  });
+  lines.push(CLOSE);
+  return { text: lines.join("\n"), carried };
+}
+
+/** One request as an entry: verbatim, or a pointer to the summary's verbatim quote of it. */
+function entryOf(request: UserRequest, prose: string, maxChars: number): string {
+  const text = request.text.replace(BLOCK_TAG, "<$1 $2");
+  if (text.length >= MIN_QUOTED_CHARS && prose.includes(text)) {
+    return `<request quoted="${text.length}">\n${text.slice(0, QUOTE_KEY_CHARS)}\n</request>`;
+  }
+  return `<request>\n${clipMiddle(text, maxChars)}\n</request>`;
+}

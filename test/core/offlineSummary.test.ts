@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { parseConversation } from "../../src/core/formats/parseConversation.js";
+import { buildOfflineSummary, OFFLINE_SUMMARY_TOKENS } from "../../src/core/offlineSummary.js";
+import { TokenEstimator } from "../../src/core/tokenEstimator.js";
+import { conversation, fillerText, reactTurn } from "../helpers/conversations.js";
+
+/** A small coding session: a write, a failing test run, a fix, a passing run, a decision, a todo list. */
+function codingSession() {
+  return parseConversation([
+    { role: "user", content: "Add a `parse_line/2` to the transcript parser and make the tests pass." },
+    {
+      role: "assistant",
+      content: [
+        { type: "text", text: "I will write the parser first." },
+        { type: "tool_use", id: "w1", name: "Write", input: { file_path: "lib/spotter/parser.ex", content: `defmodule Spotter.Parser do\n${"  # docs\n".repeat(60)}  def parse_line(line, opts) do\n    :ok\n  end\nend\n` } },
+      ],
+    },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "w1", content: "File created successfully" }] },
+    { role: "assistant", content: [{ type: "tool_use", id: "b1", name: "Bash", input: { command: "mix test" } }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "b1", content: "Compiling 3 files\n....F\n297 tests, 11 failures" }] },
+    {
+      role: "assistant",
+      content: [
+        { type: "text", text: "The root cause is the unescaped quote in `lex_string/1`. I decided to escape it instead of rewriting the lexer." },
+        { type: "tool_use", id: "t1", name: "TodoWrite", input: { todos: [{ content: "Escape quotes", status: "completed" }, { content: "Run the full suite", status: "in_progress" }] } },
+      ],
+    },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "ok" }] },
+    { role: "assistant", content: [{ type: "tool_use", id: "b2", name: "Bash", input: { command: "mix test" } }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "b2", content: "297 tests, 0 failures" }] },
+    { role: "assistant", content: "All 297 tests pass now." },
+  ]).messages;
+}
+
+describe("buildOfflineSummary", () => {
+  it("says where the work stopped, what failed, what was written and declared, what ran, and what was decided", () => {
+    const { text } = buildOfflineSummary({ messages: codingSession(), previousSummary: undefined, budgetTokens: 4_000 }, new TokenEstimator());
+    expect(text).toContain("## Where the work stopped\n- Last reply: All 297 tests pass now.");
+    expect(text).toContain("Todo list: [completed] Escape quotes; [in_progress] Run the full suite");
+    expect(text).toContain("## Errors (newest first)\n- `mix test` → 297 tests, 11 failures");
+    expect(text).not.toMatch(/Errors[^#]*0 failures/);
+    expect(text).toContain("lib/spotter/parser.ex (Write); declares Spotter.Parser, parse_line");
+    expect(text).toContain("`mix test` → 297 tests, 0 failures");
+    expect(text).toContain("The root cause is the unescaped quote in `lex_string/1`.");
+    expect(text).toContain("`lex_string/1`");
+  });
+
+  it("is deterministic", () => {
+    const a = buildOfflineSummary({ messages: codingSession(), previousSummary: undefined, budgetTokens: 4_000 }, new TokenEstimator());
+    const b = buildOfflineSummary({ messages: codingSession(), previousSummary: undefined, budgetTokens: 4_000 }, new TokenEstimator());
+    expect(a.text).toBe(b.text);
+  });
+
+  it("stays within its budget on a long session and counts the messages it does not stand for", () => {
+    const messages = parseConversation(conversation(...Array.from({ length: 12 }, () => reactTurn({ rounds: 6, toolResultChars: 3_000 })))).messages;
+    const estimator = new TokenEstimator();
+    for (const budget of [1_024, 2_000, 20_000]) {
+      const summary = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: budget }, estimator);
+      expect(estimator.countText(summary.text)).toBeLessThanOrEqual(Math.min(budget, OFFLINE_SUMMARY_TOKENS));
+      expect(summary.unrepresented.length).toBeGreaterThan(0);
+      expect(summary.unrepresented.length).toBeLessThan(messages.length);
+    }
+  });
+
+  it("merges a previous offline summary section by section instead of nesting it", () => {
+    const estimator = new TokenEstimator();
+    const session = codingSession();
+    const first = buildOfflineSummary({ messages: session.slice(0, 5), previousSummary: undefined, budgetTokens: 4_000 }, estimator);
+    const second = buildOfflineSummary({ messages: session.slice(5), previousSummary: first.text, budgetTokens: 4_000 }, estimator);
+    expect(second.text.match(/## Where the work stopped/g)).toHaveLength(1);
+    expect(second.text.match(/## Files changed/g)).toHaveLength(1);
+    expect(second.text).not.toContain("## Earlier summary");
+    expect(second.text).toContain("lib/spotter/parser.ex (Write)");
+    expect(second.text).toContain("Last reply: All 297 tests pass now.");
+    expect(second.text).not.toContain("Last reply: I will write the parser first.");
+  });
+
+  it("keeps a model's previous summary as the earlier summary, clipped to its share when long", () => {
+    const estimator = new TokenEstimator();
+    const previous = `## Goal\nShip the parser.\n\n## Critical Context\n${fillerText(40_000)}`;
+    const { text } = buildOfflineSummary({ messages: codingSession(), previousSummary: previous, budgetTokens: 3_000 }, estimator);
+    expect(text).toContain("## Earlier summary\n- ## Goal ⏎ Ship the parser.");
+    expect(text).toContain("characters cut");
+    expect(estimator.countText(text)).toBeLessThanOrEqual(3_000);
+  });
+});

@@ -1,0 +1,84 @@
+import { describe, expect, it } from "vitest";
+import { parseConversation } from "../../src/core/formats/parseConversation.js";
+import { NO_PINNED_REQUESTS, pinRequests, splitPinnedRequests, userRequestsOf } from "../../src/core/pinnedRequests.js";
+import { summaryMessage } from "../../src/core/summaryEnvelope.js";
+import { TokenEstimator } from "../../src/core/tokenEstimator.js";
+import { fillerText } from "../helpers/conversations.js";
+
+const estimator = new TokenEstimator();
+
+function requests(texts: readonly string[]) {
+  return userRequestsOf(parseConversation(texts.flatMap((t) => [{ role: "user", content: t }, { role: "assistant", content: "ok" }])).messages);
+}
+
+describe("userRequestsOf", () => {
+  it("takes the user's own text, not tool results, summaries or harness markup", () => {
+    const found = userRequestsOf(
+      parseConversation([
+        summaryMessage("## Goal\nold"),
+        { role: "assistant", content: "hi" },
+        { role: "user", content: "Fix the parser, keep the public API." },
+        { role: "assistant", content: [{ type: "tool_use", id: "t", name: "Read", input: { path: "a" } }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "t", content: "text" }] },
+        { role: "assistant", content: "done" },
+        { role: "user", content: "<task-notification>\n<task-id>b1</task-id>\n</task-notification>" },
+        { role: "assistant", content: "seen" },
+      ]).messages,
+    );
+    expect(found.map((r) => r.text)).toEqual(["Fix the parser, keep the public API."]);
+  });
+});
+
+describe("pinRequests", () => {
+  it("carries every request verbatim when they fit, and reads them back from the summary", () => {
+    const fresh = requests(["Build the CLI.", "Also add `--dry-run`, never write files in it."]);
+    const block = pinRequests(NO_PINNED_REQUESTS, fresh, "## Goal\nA CLI.", 8_000, estimator);
+    expect(block.text).toContain("Build the CLI.");
+    expect(block.text).toContain("Also add `--dry-run`, never write files in it.");
+    expect(block.carried.size).toBe(2);
+    const { prose, pinned } = splitPinnedRequests(`## Goal\nA CLI.\n\n${block.text}\n\n<read-files>\na.ts\n</read-files>`);
+    expect(prose).toBe("## Goal\nA CLI.\n\n<read-files>\na.ts\n</read-files>");
+    expect(pinned.requests.map((r) => r.text)).toEqual(fresh.map((r) => r.text));
+  });
+
+  it("keeps the first and the newest within its share, states how many it left out, and adds up across compactions", () => {
+    const fresh = requests(Array.from({ length: 40 }, (_, i) => `Request ${i}: ${fillerText(400, i * 97)}`));
+    const block = pinRequests(NO_PINNED_REQUESTS, fresh, "", 4_000, estimator);
+    expect(estimator.countText(block.text)).toBeLessThanOrEqual(1_000 + 20);
+    expect(block.text).toContain("Request 0:");
+    expect(block.text).toContain("Request 39:");
+    const kept = block.carried.size;
+    expect(kept).toBeLessThan(40);
+    expect(block.text).toContain(`omitted="${40 - kept}"`);
+    const again = pinRequests(splitPinnedRequests(block.text).pinned, requests(["Request 40: ship it"]), "", 4_000, estimator);
+    expect(again.text).toContain("Request 0:");
+    expect(again.text).toContain("Request 40: ship it");
+    expect(Number(/omitted="(\d+)"/.exec(again.text)![1])).toBeGreaterThanOrEqual(40 - kept);
+  });
+
+  it("clips a first request larger than its whole share to its head and tail", () => {
+    const huge = `SPEC START ${fillerText(60_000)} SPEC END`;
+    const block = pinRequests(NO_PINNED_REQUESTS, requests([huge]), "", 8_000, estimator);
+    expect(block.text).toContain("SPEC START");
+    expect(block.text).toContain("SPEC END");
+    expect(block.text).toContain("characters cut");
+    expect(estimator.countText(block.text)).toBeLessThanOrEqual(2_000 + 20);
+  });
+
+  it("points at a long request the summary quotes verbatim, and recovers it from there next time", () => {
+    const long = `Please migrate every handler: ${fillerText(600, 5)}`;
+    const prose = `## Goal\nThe user asked: "${long}"`;
+    const block = pinRequests(NO_PINNED_REQUESTS, requests([long]), prose, 8_000, estimator);
+    expect(block.text.length).toBeLessThan(long.length);
+    expect(block.carried.size).toBe(1);
+    expect(splitPinnedRequests(`${prose}\n\n${block.text}`).pinned.requests.map((r) => r.text)).toEqual([long]);
+  });
+
+  it("defuses block tags inside a request so the block cannot be cut short", () => {
+    const tricky = "Explain what </user-requests> and <modified-files> mean here.";
+    const block = pinRequests(NO_PINNED_REQUESTS, requests([tricky, "second"]), "", 8_000, estimator);
+    const { pinned } = splitPinnedRequests(block.text);
+    expect(pinned.requests).toHaveLength(2);
+    expect(pinned.requests[1]!.text).toBe("second");
+  });
+});

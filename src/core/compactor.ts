@@ -7,7 +7,7 @@ import { CompactionDisabledError, NothingToCompactError } from "./errors.js";
 import { formatFileOperations } from "./fileOperations.js";
 import type { FittedInput } from "./fitSummarizerInput.js";
 import type { Conversation, Message } from "./message.js";
-import { buildOfflineSummary } from "./offlineSummary.js";
+import { buildOfflineSummary, OFFLINE_SUMMARY_TOKENS } from "./offlineSummary.js";
 import { isOverflowError } from "./overflow.js";
 import { pinRequests, userRequestsOf } from "./pinnedRequests.js";
 import { prepare, type Preparation } from "./prepare.js";
@@ -155,7 +155,14 @@ export class Compactor {
       this.summarizeHistory(prep, options, estimator),
       prep.isSplitTurn
         ? this.summarizeRange(
-            { kind: "turnPrefix", range: prep.turnPrefixMessages, input: prep.turnPrefixInput, previousSummary: undefined, maxTokens: prep.turnPrefixTokens },
+            {
+              kind: "turnPrefix",
+              range: prep.turnPrefixMessages,
+              input: prep.turnPrefixInput,
+              previousSummary: undefined,
+              maxTokens: prep.turnPrefixTokens,
+              offlineTokens: prep.messagesToSummarize.length > 0 ? Math.floor(OFFLINE_SUMMARY_TOKENS / 4) : OFFLINE_SUMMARY_TOKENS,
+            },
             options,
             estimator,
           )
@@ -213,7 +220,14 @@ export class Compactor {
       return Promise.resolve({ text: prep.previousSummary ?? "", degraded: false, failure: undefined, writer: undefined, unrepresented: [] });
     }
     return this.summarizeRange(
-      { kind: "history", range: prep.messagesToSummarize, input: prep.historyInput, previousSummary: prep.previousSummary, maxTokens: prep.summaryTokens },
+      {
+        kind: "history",
+        range: prep.messagesToSummarize,
+        input: prep.historyInput,
+        previousSummary: prep.previousSummary,
+        maxTokens: prep.summaryTokens,
+        offlineTokens: OFFLINE_SUMMARY_TOKENS,
+      },
       options,
       estimator,
     );
@@ -292,12 +306,18 @@ interface RangeRequest {
   readonly input: FittedInput;
   readonly previousSummary: string | undefined;
   readonly maxTokens: number;
+  /**
+   * The offline summary's ceiling for this range: the whole offline budget for
+   * the history, a quarter of it for a split turn's head beside a history
+   * summary (all of it when the head is all there is to summarize).
+   */
+  readonly offlineTokens: number;
 }
 
 /** The offline summary of a range: by choice (`failure` undefined) or as the degraded fallback. */
 function offlineRangeSummary(range: RangeRequest, estimator: TokenEstimator, failure: string | undefined): RangeSummary {
   const offline = buildOfflineSummary(
-    { messages: range.range, previousSummary: range.previousSummary, budgetTokens: range.maxTokens },
+    { messages: range.range, previousSummary: range.previousSummary, budgetTokens: Math.min(range.maxTokens, range.offlineTokens) },
     estimator,
   );
   return { text: offline.text, degraded: failure !== undefined, failure, writer: OFFLINE_SUMMARIZER, unrepresented: offline.unrepresented };

@@ -23,11 +23,13 @@ import { clipMiddle } from "./serialize.js";
 import type { TokenEstimator } from "./tokenEstimator.js";
 
 /**
- * The offline summary's ceiling, whatever the summary budget. An extractive
- * summary grows with the material while each added line is worth less; past
- * this size it crowds out the verbatim tail, which holds the same facts better.
+ * The offline history summary's ceiling, whatever the summary budget. An
+ * extractive summary grows with the material while each added line is worth
+ * less; past this size it crowds out the verbatim tail, which holds the same
+ * facts better. A split turn's head gets a quarter of it. With the pinned
+ * requests' ceiling this keeps the whole summary under 5,000 tokens.
  */
-export const OFFLINE_SUMMARY_TOKENS = 3_000;
+export const OFFLINE_SUMMARY_TOKENS = 3_200;
 
 /** One item is one line, clipped to this many characters. */
 const ITEM_CHARS = 300;
@@ -35,10 +37,14 @@ const ITEM_CHARS = 300;
 const LAST_REPLY_CHARS = 800;
 /** An item is clipped to fit rather than dropped when at least this much room is left. */
 const MIN_CLIPPED_TOKENS = 40;
+/** The part of an edit's written text kept in an item. */
+const EDIT_CHARS = 240;
+/** Argument names that hold the text an edit writes, in order of preference. */
+const WRITTEN_ARGUMENTS = ["new_string", "newText", "new_str", "content", "patch", "diff", "text"];
 /** A command or a result line in an item. */
 const SNIPPET_CHARS = 160;
 
-type SectionName = "stopped" | "earlier" | "errors" | "changed" | "commands" | "findings" | "identifiers";
+type SectionName = "stopped" | "earlier" | "errors" | "changed" | "edits" | "commands" | "findings" | "identifiers";
 
 interface SectionSpec {
   readonly name: SectionName;
@@ -51,13 +57,14 @@ interface SectionSpec {
 
 /** In output order, which is also the order budgets are handed out. */
 const SECTIONS: readonly SectionSpec[] = [
-  { name: "stopped", heading: "## Where the work stopped", share: 0.15, replaces: true },
-  { name: "earlier", heading: "## Earlier summary", share: 0.25 },
+  { name: "stopped", heading: "## Where the work stopped", share: 0.12, replaces: true },
+  { name: "earlier", heading: "## Earlier summary", share: 0.2 },
   { name: "errors", heading: "## Errors (newest first)", share: 0.1 },
-  { name: "changed", heading: "## Files changed (newest first)", share: 0.15 },
-  { name: "commands", heading: "## Commands run (newest first)", share: 0.15 },
-  { name: "findings", heading: "## Decisions and findings (newest first)", share: 0.12 },
-  { name: "identifiers", heading: "## Identifiers", share: 0.08 },
+  { name: "changed", heading: "## Files changed (newest first)", share: 0.12 },
+  { name: "edits", heading: "## Code written (newest first)", share: 0.14 },
+  { name: "commands", heading: "## Commands run (newest first)", share: 0.12 },
+  { name: "findings", heading: "## Decisions and findings (newest first)", share: 0.1 },
+  { name: "identifiers", heading: "## Identifiers", share: 0.1 },
 ];
 
 /** Lines of assistant prose that record a decision or a finding. */
@@ -169,6 +176,7 @@ function extractItems(messages: readonly Message[]): Map<SectionName, Item[]> {
     ["stopped", stoppedItems(messages, newestCalls)],
     ["errors", newestCalls.flatMap(errorItem)],
     ["changed", changedItems(newestCalls)],
+    ["edits", newestCalls.flatMap(editItem)],
     ["commands", newestCalls.flatMap(commandItem)],
     ["findings", findingItems(messages)],
     ["identifiers", identifierItems(messages)],
@@ -229,6 +237,19 @@ function changedItems(newestCalls: readonly Call[]): Item[] {
     const declares = names.length > 0 ? `; declares ${names.join(", ")}` : "";
     return { key: changedKeyOf(path), text: clipMiddle(`${path} (${tools.join(", ")})${declares}`, ITEM_CHARS), messages: entry.messages };
   });
+}
+
+/**
+ * The opening of what an edit wrote: the code itself names the fields,
+ * relations and calls the next steps build on, which a declaration list misses.
+ */
+function editItem(call: Call): Item[] {
+  if (!MODIFYING_TOOL.test(call.block.name)) return [];
+  const input = call.block.input as Record<string, unknown> | null;
+  const written = WRITTEN_ARGUMENTS.map((key) => input?.[key]).find((v): v is string => typeof v === "string" && v.trim() !== "");
+  if (written === undefined) return [];
+  const path = pathsIn(input)[0] ?? call.block.name;
+  return [{ key: `edit:${path}:${written.slice(0, 80)}`, text: `${path}: ${oneLine(clipMiddle(written.trim(), EDIT_CHARS))}`, messages: withResult(call) }];
 }
 
 function commandItem(call: Call): Item[] {

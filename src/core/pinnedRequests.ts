@@ -21,7 +21,7 @@ import type { TokenEstimator } from "./tokenEstimator.js";
 const SUMMARY_BUDGET_SHARE = 1 / 4;
 
 /** The block never takes more than this, however large the summary budget. */
-const MAX_BLOCK_TOKENS = 2_000;
+const MAX_BLOCK_TOKENS = 1_000;
 
 /** A request at least this long that the summary quotes verbatim is pointed at instead of repeated. */
 const MIN_QUOTED_CHARS = 200;

@@ -185,7 +185,7 @@ describe("Compactor", () => {
     const leftOutRequests = leftOut.filter((m) => m.kind === "user");
     expect(leftOut.length).toBeGreaterThan(0);
     expect(leftOutRequests.length).toBeGreaterThan(0);
-    expect(ofKind(summarizer.requests, "history")[0]!.omitted).toBe(prep.omittedHistory);
+    expect(summarizer.requests.find((r) => r.kind === "history")!.omitted).toBe(prep.omittedHistory);
     for (const request of leftOutRequests) expect(result.summary).toContain((request.raw as { content: string }).content);
     expect(result.omitted).toBe(leftOut.length - leftOutRequests.length + prep.omittedTurnPrefix);
     expect(result.summarizer).toBe("scripted");
@@ -226,7 +226,7 @@ describe("Compactor", () => {
     expect(stalled.degradedReason).toContain("no output for 40 ms");
   });
 
-  it("never retries a cancelled caller and does not fall back to the archive", async () => {
+  it("never retries a cancelled caller and does not fall back to the offline summary", async () => {
     const { compactor, summarizer } = compactorWith(() => ({ kind: "silent" }), { ...WINDOW, stallTimeoutMs: 10_000 });
     const controller = new AbortController();
     const reason = new Error("agent cancelled");

@@ -62,7 +62,7 @@ describe("pinRequests", () => {
     expect(block.text).toContain("SPEC START");
     expect(block.text).toContain("SPEC END");
     expect(block.text).toContain("characters cut");
-    expect(estimator.countText(block.text)).toBeLessThanOrEqual(2_000 + 20);
+    expect(estimator.countText(block.text)).toBeLessThanOrEqual(1_000 + 20);
   });
 
   it("points at a long request the summary quotes verbatim, and recovers it from there next time", () => {

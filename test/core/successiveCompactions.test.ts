@@ -21,7 +21,7 @@ import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fakeAnthropic
 const ROUNDS = 5;
 const SETTINGS = normalizeSettings({ maxContextTokens: 50_000 });
 /** The pinned requests' ceiling (pinnedRequests.ts); the rest of the summary is bounded by the summary budget. */
-const PINNED_TOKENS = 2_000;
+const PINNED_TOKENS = 1_000;
 const session = loadPiSession(`${corpusDir}/pi-mono-sessions/large-session.jsonl`).messages;
 
 let fake: FakeAnthropic;

@@ -133,8 +133,12 @@ class AnthropicMessageBuilder {
  * Progress, snapshot, queue and system events are not messages and are skipped.
  */
 export function loadClaudeCodeSession(file: string): AnthropicCorpusInput {
+  return claudeCodeMessages(file, readJsonLines(file));
+}
+
+function claudeCodeMessages(file: string, events: readonly Json[]): AnthropicCorpusInput {
   const builder = new AnthropicMessageBuilder(`${path.basename(file, ".jsonl")}:start`);
-  for (const event of readJsonLines(file)) {
+  for (const event of events) {
     const message = event.message as Json | undefined;
     if (message === undefined) continue;
     const content = message.content as string | unknown[];
@@ -176,8 +180,12 @@ function piContent(content: unknown): string | unknown[] {
  * before any output) are skipped: there was nothing to send back.
  */
 export function loadPiSession(file: string): AnthropicCorpusInput {
+  return piMessages(file, readJsonLines(file));
+}
+
+function piMessages(file: string, entries: readonly Json[]): AnthropicCorpusInput {
   const builder = new AnthropicMessageBuilder(`${path.basename(file, ".jsonl")}:start`);
-  readJsonLines(file).forEach((entry, line) => {
+  entries.forEach((entry, line) => {
     if (entry.type !== "message") return;
     const message = entry.message as Json;
     const entryId = typeof entry.id === "string" ? entry.id : `line-${line + 1}`;
@@ -201,6 +209,46 @@ export function loadPiSession(file: string): AnthropicCorpusInput {
     }
   });
   return builder.finish();
+}
+
+/** A session as it stood when its agent compacted it, and the summary the agent wrote then. */
+export interface CompactedSession {
+  readonly name: string;
+  /** The conversation the agent had when it compacted. */
+  readonly input: AnthropicCorpusInput;
+  /** The agent's own summary of it: the reference a summary is measured against. */
+  readonly reference: string;
+}
+
+/**
+ * The first compaction of a Claude Code session: the messages before its
+ * `compact_boundary` event, and the user message right after it, which is
+ * Claude Code's summary. Undefined for a session that never compacted.
+ */
+export function loadClaudeCodeCompaction(file: string): CompactedSession | undefined {
+  const events = readJsonLines(file);
+  const boundary = events.findIndex((e) => e.type === "system" && e.subtype === "compact_boundary");
+  if (boundary < 0) return undefined;
+  const summary = (events[boundary + 1]?.message as Json | undefined)?.content;
+  if (typeof summary !== "string") return undefined;
+  return { name: corpusName(file), input: claudeCodeMessages(file, events.slice(0, boundary)), reference: summary };
+}
+
+/** The first compaction of a pi session: the entries before its `compaction` entry and that entry's summary. */
+export function loadPiCompaction(file: string): CompactedSession | undefined {
+  const entries = readJsonLines(file);
+  const at = entries.findIndex((e) => e.type === "compaction");
+  if (at < 0 || typeof entries[at]!.summary !== "string") return undefined;
+  return { name: corpusName(file), input: piMessages(file, entries.slice(0, at)), reference: entries[at]!.summary as string };
+}
+
+/** Every corpus session with an agent-written summary: Claude Code's, then pi's. */
+export function listCompactedSessions(): CompactedSession[] {
+  const found = [
+    ...claudeCodeSessionFiles().map(loadClaudeCodeCompaction),
+    ...piSessionFiles().map(loadPiCompaction),
+  ];
+  return found.filter((session): session is CompactedSession => session !== undefined);
 }
 
 /** The tau-bench trajectories of one file: each task's `traj` is an OpenAI message list, used as is. */

@@ -1,0 +1,182 @@
+/**
+ * The summary-fidelity benchmark of issue 10 (`npm run bench:fidelity`): what
+ * does the agent still know after a compaction?
+ *
+ * On the corpus sessions that their own agent compacted (two Claude Code
+ * sessions, one pi session), the agent's summary is the reference. Its facts
+ * (see referenceFacts.ts), counted only where they occur in the session, and
+ * the user's requests of the summarized range are looked for in three texts:
+ * the summarization prompt a model would be sent, the offline summary, and the
+ * final output of an offline compaction (summary plus the verbatim tail).
+ * Checkpoints are checked too: a checkpoint's file lists may only name paths
+ * its own turns touched. Nothing is timed.
+ */
+import { fileURLToPath } from "node:url";
+import { test } from "vitest";
+import { createCompactor, OFFLINE_SUMMARIZER, type Result } from "../src/core/compactor.js";
+import { collectFileOperations, NO_FILE_OPERATIONS, splitFileOperations } from "../src/core/fileOperations.js";
+import { parseConversation } from "../src/core/formats/parseConversation.js";
+import type { Message } from "../src/core/message.js";
+import { userRequestsOf } from "../src/core/pinnedRequests.js";
+import { normalizeSettings } from "../src/core/settings.js";
+import type { Summarizer, SummarizationRequest } from "../src/core/summarizer.js";
+import { pricedParts, TokenEstimator } from "../src/core/tokenEstimator.js";
+import { listCompactedSessions, type CompactedSession } from "../test/helpers/corpus.js";
+import { writeGeneratedSection } from "./docSection.js";
+import { FACT_KINDS, factsOf, kept, type Fact, type FactKind } from "./referenceFacts.js";
+import { machine, machineLines } from "./report.js";
+
+const COMMAND = "npm run bench:fidelity";
+/** What the agents in the corpus ran with. */
+const SETTINGS = normalizeSettings({ maxContextTokens: 200_000 });
+const DOC = fileURLToPath(new URL("../docs/BENCHMARKS.md", import.meta.url));
+/** A request counts as kept when its first this-many characters are found verbatim (long ones are clipped head and tail). */
+const REQUEST_KEY_CHARS = 200;
+
+interface Measured {
+  readonly recall: number;
+  readonly tokens: number;
+  readonly byKind: ReadonlyMap<FactKind, number>;
+  readonly requests: number;
+}
+
+interface SessionRow {
+  readonly name: string;
+  readonly facts: readonly Fact[];
+  readonly requests: number;
+  readonly prompt: Measured;
+  readonly offline: Measured;
+  readonly final: Measured;
+  readonly checkpointStrays: number;
+  readonly omitted: number;
+  readonly messages: number;
+}
+
+/** Records each request and answers with a one-line summary: the prompt is what is measured. */
+function recordingSummarizer(): Summarizer & { readonly requests: SummarizationRequest[] } {
+  const requests: SummarizationRequest[] = [];
+  return {
+    name: "recording",
+    requests,
+    async summarize(request) {
+      requests.push(request);
+      return { text: "## Goal\n(recorded)", truncated: false };
+    },
+  };
+}
+
+function textOf(messages: readonly Message[]): string {
+  return messages.map((m) => pricedParts(m).parts.join("\n")).join("\n");
+}
+
+function measure(text: string, facts: readonly Fact[], requests: readonly string[], tokens: number): Measured {
+  const byKind = new Map<FactKind, number>(FACT_KINDS.map((kind) => [kind, kept(facts.filter((f) => f.kind === kind), text)]));
+  const haystack = text.replace(/\s+/g, " ");
+  return {
+    recall: kept(facts, text),
+    tokens,
+    byKind,
+    requests: requests.filter((r) => haystack.includes(r.replace(/\s+/g, " ").slice(0, REQUEST_KEY_CHARS))).length,
+  };
+}
+
+/** Paths a checkpoint's file lists name that no message of its turns touched. */
+function checkpointStrays(result: Result, messages: readonly Message[]): number {
+  if (result.checkpoint === null) return 0;
+  const lastOfTurn = messages.findLastIndex((m) => m.turnId === result.checkpoint!.turnId);
+  const own = collectFileOperations(messages.slice(0, lastOfTurn + 1), NO_FILE_OPERATIONS);
+  const touched = new Set([...own.read, ...own.modified]);
+  const listed = splitFileOperations(result.checkpoint.summary).files;
+  return [...listed.read, ...listed.modified].filter((p) => !touched.has(p)).length;
+}
+
+async function measureSession(session: CompactedSession): Promise<SessionRow> {
+  const conversation = parseConversation(session.input);
+  const estimator = new TokenEstimator();
+
+  const recorder = recordingSummarizer();
+  await createCompactor({ settings: SETTINGS, summarizer: recorder })!.compact(conversation, { reason: "threshold" });
+  const offline = await createCompactor({ settings: SETTINGS, summarizer: OFFLINE_SUMMARIZER })!.compact(parseConversation(session.input), {
+    reason: "threshold",
+  });
+
+  const summarized = conversation.messages.slice(0, offline.firstKeptIndex);
+  const facts = factsOf(session.reference, textOf(conversation.messages));
+  const requests = userRequestsOf(summarized).map((r) => r.text);
+  const prompt = recorder.requests.map((r) => `${r.system}\n${r.prompt}`).join("\n");
+  const tail = textOf(parseConversation(offline.messages).messages.slice(1));
+  const prose = splitFileOperations(offline.summary).prose;
+  return {
+    name: session.name,
+    facts,
+    requests: requests.length,
+    prompt: measure(prompt, facts, requests, estimator.countText(prompt)),
+    offline: measure(offline.summary, facts, requests, estimator.countText(prose)),
+    final: measure(`${offline.summary}\n${tail}`, facts, requests, offline.tokensAfter),
+    checkpointStrays: checkpointStrays(offline, conversation.messages),
+    omitted: offline.omitted,
+    messages: offline.firstKeptIndex,
+  };
+}
+
+const pct = (n: number, of: number): string => (of === 0 ? "–" : `${Math.round((100 * n) / of)}%`);
+const int = (n: number): string => Math.round(n).toLocaleString("en-US");
+
+function sessionTable(rows: readonly SessionRow[]): string {
+  const sum = (f: (r: SessionRow) => number): number => rows.reduce((s, r) => s + f(r), 0);
+  const line = (name: string, facts: number, requests: number, m: (k: "prompt" | "offline" | "final") => Measured | undefined, extra: string) =>
+    `| ${name} | ${int(facts)} | ${(["prompt", "offline", "final"] as const)
+      .map((k) => {
+        const x = m(k)!;
+        return `${pct(x.recall, facts)} · ${int(x.tokens)}`;
+      })
+      .join(" | ")} | ${m("offline")!.requests}/${requests} · ${m("final")!.requests}/${requests} | ${extra} |`;
+  const lines = [
+    "| session | reference facts | summarizer prompt: recall · tokens | offline summary: recall · tokens¹ | final output²: recall · tokens | user requests kept: offline summary · final output | omitted / summarized messages · checkpoint paths outside its turns |",
+    "|---|---:|---:|---:|---:|---:|---:|",
+    ...rows.map((r) => line(r.name, r.facts.length, r.requests, (k) => r[k], `${int(r.omitted)} / ${int(r.messages)} · ${r.checkpointStrays}`)),
+  ];
+  const pooled = (k: "prompt" | "offline" | "final"): Measured => ({
+    recall: sum((r) => r[k].recall),
+    tokens: sum((r) => r[k].tokens) / rows.length,
+    byKind: new Map(),
+    requests: sum((r) => r[k].requests),
+  });
+  lines.push(
+    line(
+      "**pooled** (tokens: mean)",
+      sum((r) => r.facts.length),
+      sum((r) => r.requests),
+      pooled,
+      `${int(sum((r) => r.omitted))} / ${int(sum((r) => r.messages))} · ${sum((r) => r.checkpointStrays)}`,
+    ),
+  );
+  return lines.join("\n");
+}
+
+function kindTable(rows: readonly SessionRow[]): string {
+  const lines = ["| fact kind (pooled) | facts | summarizer prompt | offline summary | final output |", "|---|---:|---:|---:|---:|"];
+  for (const kind of FACT_KINDS) {
+    const total = rows.reduce((s, r) => s + r.facts.filter((f) => f.kind === kind).length, 0);
+    const of = (k: "prompt" | "offline" | "final") => pct(rows.reduce((s, r) => s + r[k].byKind.get(kind)!, 0), total);
+    lines.push(`| ${kind} | ${total} | ${of("prompt")} | ${of("offline")} | ${of("final")} |`);
+  }
+  return lines.join("\n");
+}
+
+test("summary fidelity against the agents' own summaries", async () => {
+  const rows: SessionRow[] = [];
+  for (const session of listCompactedSessions()) rows.push(await measureSession(session));
+  const generated = [
+    machineLines(machine(), COMMAND),
+    `- Settings: context window ${int(SETTINGS.maxContextTokens)}, reserve ${int(SETTINGS.reserveTokens)}, keep-recent ${int(SETTINGS.keepRecentTokens)} (the defaults); tokens are o200k.`,
+    "",
+    sessionTable(rows),
+    "",
+    "¹ Without the file blocks (`<read-files>`, `<modified-files>`); with the pinned `<user-requests>` block. ² Offline summary plus the verbatim tail: what the agent has after an offline compaction; tokens are `tokensAfter`.",
+    "",
+    kindTable(rows),
+  ].join("\n");
+  console.log(generated);
+  writeGeneratedSection(DOC, "fidelity", "Summary fidelity", generated);
+});

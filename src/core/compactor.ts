@@ -172,7 +172,8 @@ export class Compactor {
     const prefixSection = prefix === undefined ? "" : `## Turn in progress (its start was compacted)\n\n${prefix.text}`;
     const prose = joinSections([history.text, prefixSection]);
     const historyRequests = userRequestsOf(prep.messagesToSummarize);
-    const pinned = pinRequests(prep.inheritedRequests, [...historyRequests, ...userRequestsOf(prep.turnPrefixMessages)], prose, prep.summaryTokens, estimator);
+    const countRequest = memoized((text: string) => estimator.countText(text));
+    const pinned = pinRequests(prep.inheritedRequests, [...historyRequests, ...userRequestsOf(prep.turnPrefixMessages)], prose, prep.summaryTokens, countRequest);
     const summary = joinSections([prose, pinned.text, formatFileOperations(prep.fileOperations)]);
     const messages = apply(conversation.messages, prep, summary);
     const ranges = prefix === undefined ? [history] : [history, prefix];
@@ -200,7 +201,7 @@ export class Compactor {
               turnId: prep.checkpointTurnId,
               summary: joinSections([
                 history.text,
-                pinRequests(prep.inheritedRequests, historyRequests, history.text, prep.summaryTokens, estimator).text,
+                pinRequests(prep.inheritedRequests, historyRequests, history.text, prep.summaryTokens, countRequest).text,
                 formatFileOperations(prep.historyFileOperations),
               ]),
               degraded: history.degraded,
@@ -321,6 +322,18 @@ function offlineRangeSummary(range: RangeRequest, estimator: TokenEstimator, fai
     estimator,
   );
   return { text: offline.text, degraded: failure !== undefined, failure, writer: OFFLINE_SUMMARIZER, unrepresented: offline.unrepresented };
+}
+
+function memoized(count: (text: string) => number): (text: string) => number {
+  const counts = new Map<string, number>();
+  return (text) => {
+    let n = counts.get(text);
+    if (n === undefined) {
+      n = count(text);
+      counts.set(text, n);
+    }
+    return n;
+  };
 }
 
 function joinSections(sections: readonly string[]): string {

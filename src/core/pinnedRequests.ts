@@ -15,7 +15,6 @@
 import { clipMiddle } from "./serialize.js";
 import type { Message } from "./message.js";
 import { previousSummaryOf } from "./summaryEnvelope.js";
-import type { TokenEstimator } from "./tokenEstimator.js";
 
 /** The block's share of the summary budget. */
 const SUMMARY_BUDGET_SHARE = 1 / 4;
@@ -110,17 +109,18 @@ export function pinRequests(
   fresh: readonly UserRequest[],
   prose: string,
   summaryBudgetTokens: number,
-  estimator: TokenEstimator,
+  /** Exact tokens of a text; pass one memoized counter per job, since the checkpoint pins the same requests again. */
+  countText: (text: string) => number,
 ): PinnedBlock {
   const all = [...inherited.requests, ...fresh];
   if (all.length === 0) return { text: "", carried: new Set() };
   const budget = Math.min(Math.floor(summaryBudgetTokens * SUMMARY_BUDGET_SHARE), MAX_BLOCK_TOKENS);
   const entries = all.map((request) => entryOf(request, prose, budget * CHARS_PER_TOKEN_FLOOR));
-  const costs = entries.map((entry) => estimator.countText(entry) + 1);
+  const costs = entries.map((entry) => countText(entry) + 1);
   if (costs[0]! > budget) {
     // Denser than the floor assumed (code, non-Latin script): clip once more, in proportion.
     entries[0] = entryOf(all[0]!, prose, Math.floor((entries[0]!.length * budget * 0.9) / costs[0]!));
-    costs[0] = estimator.countText(entries[0]) + 1;
+    costs[0] = countText(entries[0]) + 1;
   }
 
   // The first request is the task: kept first, clipped to the budget if it is all there is room for.

@@ -6,6 +6,7 @@ import { TokenEstimator } from "../../src/core/tokenEstimator.js";
 import { fillerText } from "../helpers/conversations.js";
 
 const estimator = new TokenEstimator();
+const count = (text: string): number => estimator.countText(text);
 
 function requests(texts: readonly string[]) {
   return userRequestsOf(parseConversation(texts.flatMap((t) => [{ role: "user", content: t }, { role: "assistant", content: "ok" }])).messages);
@@ -32,7 +33,7 @@ describe("userRequestsOf", () => {
 describe("pinRequests", () => {
   it("carries every request verbatim when they fit, and reads them back from the summary", () => {
     const fresh = requests(["Build the CLI.", "Also add `--dry-run`, never write files in it."]);
-    const block = pinRequests(NO_PINNED_REQUESTS, fresh, "## Goal\nA CLI.", 8_000, estimator);
+    const block = pinRequests(NO_PINNED_REQUESTS, fresh, "## Goal\nA CLI.", 8_000, count);
     expect(block.text).toContain("Build the CLI.");
     expect(block.text).toContain("Also add `--dry-run`, never write files in it.");
     expect(block.carried.size).toBe(2);
@@ -43,14 +44,14 @@ describe("pinRequests", () => {
 
   it("keeps the first and the newest within its share, states how many it left out, and adds up across compactions", () => {
     const fresh = requests(Array.from({ length: 40 }, (_, i) => `Request ${i}: ${fillerText(400, i * 97)}`));
-    const block = pinRequests(NO_PINNED_REQUESTS, fresh, "", 4_000, estimator);
+    const block = pinRequests(NO_PINNED_REQUESTS, fresh, "", 4_000, count);
     expect(estimator.countText(block.text)).toBeLessThanOrEqual(1_000 + 20);
     expect(block.text).toContain("Request 0:");
     expect(block.text).toContain("Request 39:");
     const kept = block.carried.size;
     expect(kept).toBeLessThan(40);
     expect(block.text).toContain(`omitted="${40 - kept}"`);
-    const again = pinRequests(splitPinnedRequests(block.text).pinned, requests(["Request 40: ship it"]), "", 4_000, estimator);
+    const again = pinRequests(splitPinnedRequests(block.text).pinned, requests(["Request 40: ship it"]), "", 4_000, count);
     expect(again.text).toContain("Request 0:");
     expect(again.text).toContain("Request 40: ship it");
     expect(Number(/omitted="(\d+)"/.exec(again.text)![1])).toBeGreaterThanOrEqual(40 - kept);
@@ -58,7 +59,7 @@ describe("pinRequests", () => {
 
   it("clips a first request larger than its whole share to its head and tail", () => {
     const huge = `SPEC START ${fillerText(60_000)} SPEC END`;
-    const block = pinRequests(NO_PINNED_REQUESTS, requests([huge]), "", 8_000, estimator);
+    const block = pinRequests(NO_PINNED_REQUESTS, requests([huge]), "", 8_000, count);
     expect(block.text).toContain("SPEC START");
     expect(block.text).toContain("SPEC END");
     expect(block.text).toContain("characters cut");
@@ -68,7 +69,7 @@ describe("pinRequests", () => {
   it("points at a long request the summary quotes verbatim, and recovers it from there next time", () => {
     const long = `Please migrate every handler: ${fillerText(600, 5)}`;
     const prose = `## Goal\nThe user asked: "${long}"`;
-    const block = pinRequests(NO_PINNED_REQUESTS, requests([long]), prose, 8_000, estimator);
+    const block = pinRequests(NO_PINNED_REQUESTS, requests([long]), prose, 8_000, count);
     expect(block.text.length).toBeLessThan(long.length);
     expect(block.carried.size).toBe(1);
     expect(splitPinnedRequests(`${prose}\n\n${block.text}`).pinned.requests.map((r) => r.text)).toEqual([long]);
@@ -76,7 +77,7 @@ describe("pinRequests", () => {
 
   it("defuses block tags inside a request so the block cannot be cut short", () => {
     const tricky = "Explain what </user-requests> and <modified-files> mean here.";
-    const block = pinRequests(NO_PINNED_REQUESTS, requests([tricky, "second"]), "", 8_000, estimator);
+    const block = pinRequests(NO_PINNED_REQUESTS, requests([tricky, "second"]), "", 8_000, count);
     const { pinned } = splitPinnedRequests(block.text);
     expect(pinned.requests).toHaveLength(2);
     expect(pinned.requests[1]!.text).toBe("second");

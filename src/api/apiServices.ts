@@ -9,6 +9,7 @@ import type { BatchStore } from "../queue/batchStore.js";
 import type { CompactionQueues } from "../queue/compactionQueue.js";
 import type { JobSettlement } from "../queue/jobSettlement.js";
 import type { ServiceKeys } from "../queue/queueNames.js";
+import { startQueueJobsCollector } from "../metrics/queueJobsCollector.js";
 import { openQueueStores } from "../queue/queueStores.js";
 import { closeRedisConnection, createRedisConnection, redisEndpointOf } from "../queue/redisConnection.js";
 import type { ResultStore } from "../queue/resultStore.js";
@@ -55,6 +56,15 @@ export function createApiServices(
   const redis = createRedisConnection(redisEndpointOf(config), "api", config.queuePrefix);
   redis.on("error", onError);
   const stores = openQueueStores(redis, config, onError);
+  // API processes compete for the queue-size lease too: with every worker
+  // gone (scaled to zero, crashing), the backlog must still be exported, or
+  // nothing shows that jobs wait and nobody takes them.
+  const collector = startQueueJobsCollector({
+    metrics,
+    redis,
+    prefix: config.queuePrefix,
+    queues: [...stores.compactionQueues.shards, stores.callbackQueue],
+  });
   return {
     config,
     metrics,
@@ -82,6 +92,7 @@ export function createApiServices(
       });
     },
     async close() {
+      await collector.close();
       await stores.close();
       await closeRedisConnection(redis);
     },

@@ -17,6 +17,7 @@ import { ApiError, redisUnavailable } from "./apiError.js";
 import { createApiServices } from "./apiServices.js";
 import { registerBatchRoutes } from "./batchRoutes.js";
 import { registerCompactionRoutes } from "./compactionRoutes.js";
+import { countHttpRequests } from "./httpMetrics.js";
 import { openapiDocument } from "./openapiDocument.js";
 
 export interface ApiDeps {
@@ -66,6 +67,7 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
     void reply.code(404).send(new ApiError(404, "not_found", `no route ${request.method} ${request.url.split("?")[0]}`).body());
   });
   app.addHook("onClose", () => services.close());
+  countHttpRequests(app, metrics);
 
   const document = openapiDocument(config.maxBatchItems);
   app.get("/openapi.json", async () => document);

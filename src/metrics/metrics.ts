@@ -18,13 +18,16 @@ import { REASONS } from "../core/compactor.js";
  * summarization of a large transcript takes tens of seconds and a retried one
  * minutes; the tail is what matters for agents waiting on an overflow.
  */
-const LLM_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 180, 300, 600];
+export const LLM_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 180, 300, 600];
 
 /** Time in the queue: near zero when idle, minutes under a backlog. */
 const QUEUE_WAIT_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
 /** One HTTP POST to a receiver, bounded by the callback timeout. */
 const CALLBACK_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+/** One API request: milliseconds for most, up to a minute for `?wait=` polls. */
+const HTTP_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 /** Context sizes from a small agent's to the largest windows (2M tokens). */
 const TOKEN_BUCKETS = [500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000, 2_000_000];
@@ -42,6 +45,13 @@ export type TokenDirection = (typeof TOKEN_DIRECTIONS)[number];
  * policy blocked the connection). `abandoned` counts callbacks given up after
  * their last attempt, in addition to that attempt's own outcome.
  */
+/**
+ * Provider statuses a summarizer error is pre-exported with (rate limited,
+ * server errors, Anthropic's overloaded 529); `none` is an error without an
+ * HTTP status (connection refused, a stream cut off or answering with an
+ * error event). Other statuses appear with their first error.
+ */
+export const SUMMARIZER_ERROR_STATUSES = ["429", "500", "502", "503", "504", "529", "none"] as const;
 export const CALLBACK_OUTCOMES = ["delivered", "gone", "rejected", "redirected", "timeout", "unreachable", "refused", "abandoned"] as const;
 export type CallbackOutcome = (typeof CALLBACK_OUTCOMES)[number];
 
@@ -64,12 +74,19 @@ export interface Metrics {
   readonly degradedTotal: Counter<"reason">;
   /** From a worker taking the job to its end; reason as above. */
   readonly jobDuration: Histogram<"reason">;
+  /**
+   * From submission to the job's outcome (completed, degraded or failed),
+   * retries and queueing included: how long an agent waiting on it waits.
+   */
+  readonly jobLatency: Histogram<"reason">;
   /** From submission to a worker taking the job; reason shows whether overflow jobs really jump the queue. */
   readonly queueWait: Histogram<"reason">;
   /** outcome: {@link SummarizerOutcome}. */
   readonly summarizerRequestsTotal: Counter<"outcome">;
   /** direction: {@link TokenDirection}, as reported by the provider. */
   readonly summarizerTokensTotal: Counter<"direction">;
+  /** status_code: the provider's HTTP status, or `none` (see {@link SUMMARIZER_ERROR_STATUSES}). */
+  readonly summarizerErrorsTotal: Counter<"status_code">;
   readonly summarizerDuration: Histogram;
   /** outcome: {@link CallbackOutcome}. */
   readonly callbacksTotal: Counter<"outcome">;
@@ -80,6 +97,9 @@ export interface Metrics {
   readonly stalledJobsTotal: Counter;
   readonly omittedMessagesTotal: Counter;
   readonly splitTurnsTotal: Counter;
+  /** API requests; route is the route's pattern (`/v1/compactions/:id`), never the raw URL. */
+  readonly httpRequestsTotal: Counter<"method" | "route" | "status_code">;
+  readonly httpRequestDuration: Histogram<"method" | "route">;
 }
 
 /**
@@ -124,6 +144,13 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
       buckets: LLM_SECONDS,
       registers,
     }),
+    jobLatency: new Histogram({
+      name: "compactd_job_latency_seconds",
+      help: "Time from submission to a compaction's outcome (completed, degraded or failed), retries included.",
+      labelNames: ["reason"],
+      buckets: LLM_SECONDS,
+      registers,
+    }),
     queueWait: new Histogram({
       name: "compactd_queue_wait_seconds",
       help: "Time from submission until a worker took the job.",
@@ -141,6 +168,12 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
       name: "compactd_summarizer_tokens_total",
       help: "Tokens the summarizer provider reported, by direction.",
       labelNames: ["direction"],
+      registers,
+    }),
+    summarizerErrorsTotal: new Counter({
+      name: "compactd_summarizer_errors_total",
+      help: "Summarization calls that failed with an error, by the provider's HTTP status (none: no status).",
+      labelNames: ["status_code"],
       registers,
     }),
     summarizerDuration: new Histogram({
@@ -182,6 +215,19 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
       help: "Compactions that cut inside a turn and summarized the turn's head separately.",
       registers,
     }),
+    httpRequestsTotal: new Counter({
+      name: "compactd_http_requests_total",
+      help: "API requests by method, route pattern and response status.",
+      labelNames: ["method", "route", "status_code"],
+      registers,
+    }),
+    httpRequestDuration: new Histogram({
+      name: "compactd_http_request_duration_seconds",
+      help: "Time the API took to answer a request, by method and route pattern.",
+      labelNames: ["method", "route"],
+      buckets: HTTP_SECONDS,
+      registers,
+    }),
   };
   exportEveryLabelSetAtZero(metrics);
   return metrics;
@@ -198,9 +244,11 @@ function exportEveryLabelSetAtZero(metrics: Metrics): void {
     for (const outcome of JOB_OUTCOMES) metrics.jobsTotal.inc({ reason, outcome }, 0);
     metrics.degradedTotal.inc({ reason }, 0);
     metrics.jobDuration.zero({ reason });
+    metrics.jobLatency.zero({ reason });
     metrics.queueWait.zero({ reason });
   }
   for (const outcome of SUMMARIZER_OUTCOMES) metrics.summarizerRequestsTotal.inc({ outcome }, 0);
+  for (const status_code of SUMMARIZER_ERROR_STATUSES) metrics.summarizerErrorsTotal.inc({ status_code }, 0);
   for (const direction of TOKEN_DIRECTIONS) metrics.summarizerTokensTotal.inc({ direction }, 0);
   for (const outcome of CALLBACK_OUTCOMES) metrics.callbacksTotal.inc({ outcome }, 0);
 }

@@ -82,7 +82,7 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
   /** Records how the job ended and counts it, once per job however often this runs. */
   const settle = async (job: Job<CompactionJobData>, outcome: FinalOutcome): Promise<FinalOutcome> => {
     const recorded = await settlement.settle({ id: idOf(job), data: job.data }, outcome);
-    if (recorded === outcome) count(metrics, job.data, outcome);
+    if (recorded === outcome) countOutcome(metrics, job, outcome);
     return recorded;
   };
 
@@ -180,7 +180,11 @@ function parse(payload: ConversationPayload): Conversation {
   }
 }
 
-function count(metrics: Metrics, data: CompactionJobData, outcome: FinalOutcome): void {
+/** Counts a job's outcome in the metrics; call once per job, when its outcome is first recorded. */
+export function countOutcome(metrics: Metrics, job: Job<CompactionJobData>, outcome: FinalOutcome): void {
+  const { data } = job;
+  // Cancelled jobs have nobody waiting on them; every other outcome ends a wait.
+  if (outcome.status !== "cancelled") metrics.jobLatency.observe({ reason: data.reason }, Math.max(0, outcome.finishedAt - job.timestamp) / 1000);
   if (outcome.status !== "completed") {
     metrics.jobsTotal.inc({ reason: data.reason, outcome: outcome.status });
     return;

@@ -44,6 +44,7 @@ export function instrumentSummarizer(inner: Summarizer, metrics: Metrics): Instr
       } catch (err) {
         const outcome = failureOutcome(err, request.signal);
         if (outcome !== undefined) count(outcome, seconds());
+        if (outcome === "error") metrics.summarizerErrorsTotal.inc({ status_code: providerStatus(err) });
         throw err;
       }
       count(response.truncated ? "truncated" : "ok", seconds());
@@ -54,6 +55,16 @@ export function instrumentSummarizer(inner: Summarizer, metrics: Metrics): Instr
       return response;
     },
   };
+}
+
+/**
+ * The HTTP status the provider answered a failed call with, as a label value:
+ * the SDK's errors carry it as `status`; an error without one (connection
+ * refused, a stream cut off or answering with an error event) is `none`.
+ */
+export function providerStatus(err: unknown): string {
+  const status = typeof err === "object" && err !== null ? (err as { status?: unknown }).status : undefined;
+  return typeof status === "number" && Number.isInteger(status) ? String(status) : "none";
 }
 
 /**

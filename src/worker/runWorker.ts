@@ -24,7 +24,7 @@ import { closeRedisConnection, createRedisConnection, redisEndpointOf } from "..
 import type { RunningProcess } from "../queue/runningProcess.js";
 import { createCallbackWorker } from "../webhooks/callbackWorker.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
-import { CANCEL_REASON, createCompactionProcessor, SHUTDOWN_REASON, type CompactionReturn } from "./compactionProcessor.js";
+import { CANCEL_REASON, countOutcome, createCompactionProcessor, SHUTDOWN_REASON, type CompactionReturn } from "./compactionProcessor.js";
 import { createSummarizerSource } from "./summarizerSource.js";
 
 export interface WorkerOptions {
@@ -92,7 +92,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
       settlement
         .settle({ id: job.id, data: job.data }, outcome)
         .then((recorded) => {
-          if (recorded === outcome) metrics.jobsTotal.inc({ reason: job.data.reason, outcome: "failed" });
+          if (recorded === outcome) countOutcome(metrics, job, outcome);
         })
         .catch(onError);
     });

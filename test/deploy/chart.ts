@@ -66,20 +66,6 @@ export function helperBody(name: string): string {
   return next.text.trim();
 }
 
-export interface RuleExpression {
-  readonly alert: string;
-  readonly expr: string;
-}
-
-/** The PrometheusRule's alerts, their expressions holding {@link PLACEHOLDER} where the template fills in values. */
-export function ruleExpressions(): RuleExpression[] {
-  const [rule] = templateDocuments("prometheusrule.yaml") as {
-    spec: { groups: { rules: { alert: string; expr: string }[] }[] };
-  }[];
-  if (rule === undefined) throw new Error("prometheusrule.yaml renders no document");
-  return rule.spec.groups.flatMap((group) => group.rules.map(({ alert, expr }) => ({ alert, expr })));
-}
-
 /**
  * The ScaledObject's Prometheus query: the printf format string in the
  * template, with each verb replaced by {@link PLACEHOLDER}.

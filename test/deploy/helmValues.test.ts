@@ -3,6 +3,7 @@ import { Ajv } from "ajv";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { CONFIG_VARIABLES, loadConfig } from "../../src/config.js";
+import { LLM_SECONDS } from "../../src/metrics/metrics.js";
 import { COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
 import { helperBody, readChartFile, readSchema, readValues, ROOT, type Values } from "./chart.js";
 import { parseDockerfile } from "./dockerfile.js";
@@ -66,14 +67,18 @@ describe("values.yaml and values.schema.json", () => {
     expect(valid(values)).toBe(true);
   });
 
-  it("refuses scaling workers to zero on the Prometheus trigger, whose queue gauge the workers themselves export", () => {
+  it("allows scaling workers to zero on the Prometheus trigger: the API pods export the queue gauge too", () => {
     const values = changed("keda.enabled", true);
     (values.keda as { trigger: string; prometheus: { serverAddress: string } }).trigger = "prometheus";
     (values.keda as { prometheus: { serverAddress: string } }).prometheus.serverAddress = "http://prometheus:9090";
     (values.worker as { autoscaling: { minReplicas: number } }).autoscaling.minReplicas = 0;
-    expect(valid(values)).toBe(false);
-    (values.keda as { trigger: string }).trigger = "redis";
     expect(valid(values)).toBe(true);
+  });
+
+  it("offers as the overflow latency bound only bucket bounds of the latency histogram", () => {
+    const slo = (readSchema() as { properties: { metrics: { properties: { prometheusRule: { properties: { slo: { properties: { overflowLatencySeconds: { enum: number[] } } } } } } } } })
+      .properties.metrics.properties.prometheusRule.properties.slo.properties.overflowLatencySeconds;
+    expect(slo.enum).toEqual(LLM_SECONDS);
   });
 
   it("accepts numbers where the environment takes strings, as `--set config.X=100` gives", () => {

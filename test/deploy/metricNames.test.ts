@@ -1,7 +1,8 @@
 import { Registry } from "prom-client";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createMetrics } from "../../src/metrics/metrics.js";
-import { dashboardQueries, kedaPrometheusQuery, readChartFile, readDashboard, readTemplate, readValues, ruleExpressions } from "./chart.js";
+import { dashboardQueries, kedaPrometheusQuery, readChartFile, readDashboard, readTemplate, readValues } from "./chart.js";
+import { ruleExpressions } from "./helmRender.js";
 import { metricsOfExposition, metricsOfRegistry, type ExposedMetrics } from "./exposedMetrics.js";
 import { IGNORE, problemsOf } from "./metricProblems.js";
 import { matcherValues, selectors } from "./promql.js";
@@ -18,8 +19,8 @@ describe("metric names in the dashboard and the alert rules", () => {
     expect(queries.flatMap(({ where, expr }) => problemsOf(where, expr, exposed))).toEqual([]);
   });
 
-  it("the alert rules query only metrics, labels and label values the service exposes", () => {
-    const rules = ruleExpressions();
+  it("the alert rules query only metrics, labels and label values the service exposes", async () => {
+    const rules = await ruleExpressions();
     expect(rules.map((rule) => rule.alert)).toEqual(
       expect.arrayContaining([
         "CompactdDegradedRatioHigh",

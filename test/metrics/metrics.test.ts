@@ -1,9 +1,9 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { REASONS } from "../../src/core/index.js";
-import { CALLBACK_OUTCOMES, createMetrics, JOB_OUTCOMES, SUMMARIZER_OUTCOMES, TOKEN_DIRECTIONS } from "../../src/metrics/metrics.js";
+import { CALLBACK_OUTCOMES, createMetrics, JOB_OUTCOMES, SUMMARIZER_ERROR_STATUSES, SUMMARIZER_OUTCOMES, TOKEN_DIRECTIONS } from "../../src/metrics/metrics.js";
 
-/** Every metric issue 3 names, with its type. */
+/** Every metric compactd exports, with its type. */
 const REQUIRED: Record<string, string> = {
   compactd_jobs_total: "counter",
   compactd_tokens_before: "histogram",
@@ -20,6 +20,10 @@ const REQUIRED: Record<string, string> = {
   compactd_stalled_jobs_total: "counter",
   compactd_omitted_messages_total: "counter",
   compactd_split_turns_total: "counter",
+  compactd_job_latency_seconds: "histogram",
+  compactd_summarizer_errors_total: "counter",
+  compactd_http_requests_total: "counter",
+  compactd_http_request_duration_seconds: "histogram",
 };
 
 function bucketBounds(text: string, name: string): number[] {
@@ -30,7 +34,7 @@ function bucketBounds(text: string, name: string): number[] {
 }
 
 describe("createMetrics", () => {
-  it("registers every metric of issue 3 with its type and the compactd_ prefix", async () => {
+  it("registers every metric with its type and the compactd_ prefix", async () => {
     const metrics = createMetrics();
     const exported = await metrics.registry.getMetricsAsJSON();
     const ours = Object.fromEntries(exported.filter((m) => m.name.startsWith("compactd_")).map((m) => [m.name, m.type]));
@@ -87,6 +91,8 @@ describe("createMetrics", () => {
       ...REASONS.map((reason) => `compactd_degraded_total{reason="${reason}"} 0`),
       ...REASONS.map((reason) => `compactd_job_duration_seconds_count{reason="${reason}"} 0`),
       ...REASONS.map((reason) => `compactd_queue_wait_seconds_count{reason="${reason}"} 0`),
+      ...REASONS.map((reason) => `compactd_job_latency_seconds_count{reason="${reason}"} 0`),
+      ...SUMMARIZER_ERROR_STATUSES.map((status) => `compactd_summarizer_errors_total{status_code="${status}"} 0`),
       ...SUMMARIZER_OUTCOMES.map((outcome) => `compactd_summarizer_requests_total{outcome="${outcome}"} 0`),
       ...TOKEN_DIRECTIONS.map((direction) => `compactd_summarizer_tokens_total{direction="${direction}"} 0`),
       ...CALLBACK_OUTCOMES.map((outcome) => `compactd_callbacks_total{outcome="${outcome}"} 0`),

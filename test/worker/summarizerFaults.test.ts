@@ -57,6 +57,13 @@ describe("summarizer faults", () => {
     for (const outcome of ["error", "stalled", "overflow", "truncated"]) {
       expect(counted, outcome).toMatch(new RegExp(`outcome="${outcome}"\\} [1-9]`));
     }
+    // Each error is counted under the provider's status; errors without one (a cut-off stream, an error event) as none.
+    const byStatus = await h.workerMetrics.registry.getSingleMetricAsString("compactd_summarizer_errors_total");
+    for (const status of ["429", "529", "500", "none"]) expect(byStatus, status).toMatch(new RegExp(`status_code="${status}"\\} [1-9]`));
+    // Every job's wait, submission to outcome, is timed once.
+    const latency = await h.workerMetrics.registry.getSingleMetricAsString("compactd_job_latency_seconds");
+    const timed = [...latency.matchAll(/^compactd_job_latency_seconds_count\{[^}]*\} (\d+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
+    expect(timed).toBe(submitted.length);
   }, 60_000);
 
   it("gives up the retries that cannot help: an overflowing summarization is not retried", async () => {

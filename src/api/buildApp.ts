@@ -67,9 +67,9 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
     void reply.code(404).send(new ApiError(404, "not_found", `no route ${request.method} ${request.url.split("?")[0]}`).body());
   });
   app.addHook("onClose", () => services.close());
-  countHttpRequests(app, metrics);
 
   const document = openapiDocument(config.maxBatchItems);
+  countHttpRequests(app, metrics, document);
   app.get("/openapi.json", async () => document);
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {

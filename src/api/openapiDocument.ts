@@ -186,7 +186,12 @@ const badInput = {
 
 const pathId = (description: string): Schema => ({ name: "id", in: "path", required: true, description, schema: { type: "string" } });
 
-export function openapiDocument(maxBatchItems: number): Schema {
+/** The document, typed as far as the service reads it (the HTTP metrics pre-export its paths' statuses). */
+export type OpenApiDocument = Schema & {
+  readonly paths: Readonly<Record<string, Readonly<Record<string, Schema & { readonly responses: Readonly<Record<string, unknown>> }>>>>;
+};
+
+export function openapiDocument(maxBatchItems: number): OpenApiDocument {
   return {
     openapi: "3.1.0",
     info: {

@@ -3,6 +3,7 @@ import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { createMetrics, type Metrics } from "../../src/metrics/metrics.js";
 import { type QueueJobsCollector, startQueueJobsCollector } from "../../src/metrics/queueJobsCollector.js";
+import { shardPrefix } from "../../src/queue/queueNames.js";
 import { deleteKeysUnder, TEST_REDIS_URL, testPrefix } from "../helpers/redisTestPrefix.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 
@@ -73,5 +74,27 @@ describe("startQueueJobsCollector", () => {
       async () => (await follower.metrics.registry.metrics()).includes('compactd_queue_jobs{queue="compactions",state="prioritized"} 1'),
       "the follower exports the sizes",
     );
+  });
+
+  it("reports a sharded queue once, as the sum of its shards", async () => {
+    const prefix = testPrefix("queue-gauge-shards");
+    const shards = [0, 1, 2].map((shard) => shardPrefix(prefix, shard));
+    for (const shard of shards) cleanups.push(() => deleteKeysUnder(shard));
+    const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    const queues = shards.map((shard) => new Queue("compactions", { connection: redis, prefix: shard }));
+    cleanups.push(async () => {
+      await Promise.all(queues.map((queue) => queue.close()));
+      redis.disconnect();
+    });
+    for (const [index, queue] of queues.entries()) {
+      for (let job = 0; job <= index; job++) await queue.add("compact", {}, { priority: 1 });
+    }
+    const metrics = createMetrics();
+    const collector = startQueueJobsCollector({ metrics, redis, prefix, queues, refreshMs: 100, leaseTtlMs: 3_000 });
+    cleanups.push(() => collector.close());
+    await waitUntil(() => collector.isLeader(), "the collector leads");
+    await collector.refresh();
+    const prioritized = samples(await metrics.registry.metrics()).filter((line) => line.includes('state="prioritized"'));
+    expect(prioritized).toEqual(['compactd_queue_jobs{queue="compactions",state="prioritized"} 6']);
   });
 });

@@ -13,9 +13,10 @@
  * differently (OpenAI encodings undercount it by roughly a sixth), so when the
  * caller knows the provider's own count for the whole input (`usageTokens`)
  * every count is scaled to it and budgets are enforced in the provider's tokens.
+ * Every text is counted by `countTextTokens`, in time linear in its length.
  */
-import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import type { Conversation, Message } from "./message.js";
+import { countTextTokens } from "./tokenCounter.js";
 
 /** Role markers and separators a provider adds around every message. */
 export const MESSAGE_OVERHEAD_TOKENS = 4;
@@ -65,9 +66,6 @@ const RECURRING_TEXT_COUNTS = new Map<string, number>();
 const MAX_RECURRING_TEXTS = 1_024;
 
 const WHITE = /\s/;
-
-/** Special-token strings in user content are ordinary text, never control tokens. */
-const PLAIN_TEXT = { disallowedSpecial: new Set<string>() } as const;
 
 /**
  * Exact counts one estimator made, so a later step of the same job in another
@@ -306,7 +304,7 @@ export class TokenEstimator {
 
   private tokenize(text: string): number {
     this.tokenizedTexts++;
-    return countTokens(text, PLAIN_TEXT);
+    return countTextTokens(text);
   }
 
   private pricedOf(message: Message): Priced {

@@ -74,6 +74,18 @@ describe("compactd compact", () => {
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it("compacts a conversation holding a million-character run without white space (a pasted dump) in bounded time", async () => {
+    const dump = path.join(dir, "dump.json");
+    const run = "x".repeat(1_000_000);
+    // Once in the head (summarized) and once in the newest message (counted exactly by the tail walk).
+    const messages = [{ role: "user", content: `Here is the dump: ${run}` }, ...longSession, { role: "user", content: `And again: ${run}` }];
+    await writeFile(dump, JSON.stringify(messages));
+    const result = await runCli(["compact", dump, "--context-window", "200000", "--summarizer", "archive"], { env: noKey });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).messages.at(-1).content).toBe(`And again: ${run}`);
+  }, 60_000);
+
   it("refuses --summarizer anthropic without a key, naming the variable", async () => {
     const run = await runCli(["compact", longFile, "--context-window", "100000", "--summarizer", "anthropic"], { env: noKey });
     expect(run.code).toBe(2);

@@ -1,0 +1,153 @@
+/**
+ * Counting the tokens of a text in time linear in its length, whatever the text.
+ *
+ * A BPE tokenizer first cuts text into pre-tokens (o200k keeps a run of
+ * letters, or of punctuation and white space, as one piece) and then merges
+ * each piece byte pair by byte pair. gpt-tokenizer's merge is quadratic in the
+ * piece's length: a base64 image, a minified bundle or a hex dump pasted
+ * without white space is one piece of megabytes, and counting it takes
+ * minutes (`'x'.repeat(80_000)` alone takes seconds). So no call into the
+ * tokenizer is handed a pre-token longer than `MAX_PIECE_CHARS`: a longer
+ * piece is counted in overlapping windows of that size.
+ *
+ * Ordinary text has no such piece and goes to the tokenizer whole, so its
+ * count is exactly the tokenizer's. A long piece's count stays within a
+ * fraction of a percent of the exact one (test/core/tokenCounter.test.ts).
+ */
+import { countTokens as countO200k } from "gpt-tokenizer/encoding/o200k_base";
+import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
+
+/** One call into a tokenizer: the number of tokens of `text`. */
+export type TokenCounter = (text: string) => number;
+
+/**
+ * The longest pre-token any call into the tokenizer is handed. A piece this
+ * long merges in well under a millisecond; the chunks of a long piece cost
+ * per character what ordinary text costs when it misses the merge cache.
+ */
+export const MAX_PIECE_CHARS = 512;
+
+/**
+ * The longest token of o200k_base (a run of 128 spaces). An overlap this wide
+ * holds every token that could span a cut.
+ */
+const MAX_TOKEN_CHARS = 128;
+
+/**
+ * Every o200k pre-token lies within one run of letters and marks, or within
+ * one run of characters that are neither letters nor digits (digits come in
+ * pieces of at most three), plus one leading character and a contraction
+ * suffix of at most three (`'ll`). Text whose runs stay this short therefore
+ * has no piece longer than `MAX_PIECE_CHARS`, which a cheap scan can tell
+ * without pre-tokenizing.
+ */
+const MAX_RUN_CHARS = MAX_PIECE_CHARS - 4;
+
+/** Special-token strings in user content are ordinary text, never control tokens. */
+const PLAIN_TEXT = { disallowedSpecial: new Set<string>() } as const;
+
+/**
+ * The o200k_base tokenizer itself (gpt-tokenizer), quadratic in its longest
+ * pre-token. Count through `inBoundedPieces(o200kTokens)` (`countTextTokens`),
+ * never with this directly.
+ */
+export const o200kTokens: TokenCounter = (text) => countO200k(text, PLAIN_TEXT);
+
+/**
+ * `count` made linear: the text goes to it whole when no pre-token is longer
+ * than `MAX_PIECE_CHARS`; otherwise the text between long pieces goes whole
+ * and each long piece in chunks.
+ */
+export function inBoundedPieces(count: TokenCounter): TokenCounter {
+  return (text) => (hasLongRun(text) ? countAroundLongPieces(text, count) : count(text));
+}
+
+/** The tokens of `text` in o200k_base, in time linear in its length. */
+export const countTextTokens: TokenCounter = inBoundedPieces(o200kTokens);
+
+function countAroundLongPieces(text: string, count: TokenCounter): number {
+  let total = 0;
+  let segmentStart = 0;
+  for (const match of text.matchAll(O200K_TOKEN_SPLIT_REGEX)) {
+    const piece = match[0];
+    if (piece.length <= MAX_PIECE_CHARS) continue;
+    if (match.index > segmentStart) total += count(text.slice(segmentStart, match.index));
+    total += countLongPiece(piece, count);
+    segmentStart = match.index + piece.length;
+  }
+  if (segmentStart < text.length) total += count(text.slice(segmentStart));
+  return total;
+}
+
+/**
+ * A long piece counted in windows of `MAX_PIECE_CHARS`, each starting
+ * `MAX_TOKEN_CHARS` before the previous one ended. Cutting a piece changes
+ * only the tokens near the cut; with the overlap in front of it, a window's new
+ * characters merge as they would in the whole piece, so each window adds its
+ * count less the count of its overlap alone.
+ */
+function countLongPiece(piece: string, count: TokenCounter): number {
+  let end = codePointBoundary(piece, MAX_PIECE_CHARS);
+  let total = count(piece.slice(0, end));
+  while (end < piece.length) {
+    const overlapStart = codePointBoundary(piece, end - MAX_TOKEN_CHARS);
+    const next = codePointBoundary(piece, Math.min(overlapStart + MAX_PIECE_CHARS, piece.length));
+    total += count(piece.slice(overlapStart, next)) - count(piece.slice(overlapStart, end));
+    end = next;
+  }
+  return total;
+}
+
+/** `index`, moved back one when it would split a surrogate pair (a lone half tokenizes as U+FFFD). */
+function codePointBoundary(text: string, index: number): number {
+  if (index <= 0 || index >= text.length) return index;
+  const before = text.charCodeAt(index - 1);
+  return before >= 0xd800 && before <= 0xdbff ? index - 1 : index;
+}
+
+const LETTER = 1;
+const MARK = 2;
+const DIGIT = 4;
+const OTHER = 8;
+
+/** Character classes of the Basic Multilingual Plane, filled in as they are met (0: not yet). */
+const BMP_CLASSES = new Uint8Array(0x10000);
+
+function classify(char: string): number {
+  if (/\p{L}/u.test(char)) return LETTER;
+  if (/\p{M}/u.test(char)) return MARK;
+  if (/\p{N}/u.test(char)) return DIGIT;
+  return OTHER;
+}
+
+function classOf(codePoint: number): number {
+  if (codePoint > 0xffff) return classify(String.fromCodePoint(codePoint));
+  let known = BMP_CLASSES[codePoint]!;
+  if (known === 0) {
+    known = classify(String.fromCharCode(codePoint));
+    BMP_CLASSES[codePoint] = known;
+  }
+  return known;
+}
+
+/**
+ * Whether `text` has a run of letters and marks, or of characters that are
+ * neither letters nor digits, longer than `MAX_RUN_CHARS` (a mark belongs to
+ * both kinds of run, as it does in o200k's pattern). Lengths are in UTF-16
+ * code units, as pre-tokens are measured.
+ */
+function hasLongRun(text: string): boolean {
+  if (text.length <= MAX_RUN_CHARS) return false;
+  let letters = 0;
+  let others = 0;
+  for (let i = 0; i < text.length; ) {
+    const codePoint = text.codePointAt(i)!;
+    const width = codePoint > 0xffff ? 2 : 1;
+    const kind = classOf(codePoint);
+    letters = kind & (LETTER | MARK) ? letters + width : 0;
+    others = kind & (OTHER | MARK) ? others + width : 0;
+    if (letters > MAX_RUN_CHARS || others > MAX_RUN_CHARS) return true;
+    i += width;
+  }
+  return false;
+}

@@ -19,6 +19,7 @@ import { test } from "vitest";
 import { corpusDir, listCorpusConversations, loadPiSession, piSessionFiles, type CorpusConversation } from "../test/helpers/corpus.js";
 import { parseConversation } from "../src/core/formats/parseConversation.js";
 import { DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS } from "../src/core/settings.js";
+import { MAX_PIECE_CHARS } from "../src/core/tokenCounter.js";
 import { TokenEstimator } from "../src/core/tokenEstimator.js";
 import { writeGeneratedSection } from "./docSection.js";
 import { generatedConversation } from "./generated.js";
@@ -33,8 +34,9 @@ import {
   type Row,
   type RunCounts,
 } from "./measure.js";
+import { adversarialSection, measureAdversarial } from "./adversarial.js";
 import { piBranch, piKeptTail, piSettings, runPiPrepare } from "./piCompaction.js";
-import { exactTotal } from "./pricedText.js";
+import { conversationText, exactTotal } from "./pricedText.js";
 import {
   growthTable,
   machine,
@@ -55,6 +57,8 @@ const GENERATED_SIZES = [50_000, 200_000, 1_000_000] as const;
 const RUNS: RunCounts = { warm: 21, cold: 7 };
 /** The 1M-token rows: fewer rounds keep the whole run under two minutes. */
 const FEW_RUNS: RunCounts = { warm: 9, cold: 5 };
+/** Rounds of the adversarial rows: the slowest kinds take seconds per round. */
+const ADVERSARIAL_RUNS = 5;
 const DOC = fileURLToPath(new URL("../docs/BENCHMARKS.md", import.meta.url));
 
 const started = performance.now();
@@ -160,7 +164,7 @@ function section(rows: readonly Row[], tau: TauSummary | undefined, pi: readonly
 Settings: reserve ${DEFAULT_RESERVE_TOKENS.toLocaleString("en-US")}, keep-recent ${DEFAULT_KEEP_RECENT_TOKENS.toLocaleString("en-US")} (lowered by \`normalizeSettings\` to a quarter of window − reserve on small windows), no usage hint. Corpus rows use a ${CORPUS_WINDOW.toLocaleString("en-US")}-token window. Each generated size runs twice: with the window it has just crossed (exact tokens + reserve − 1, so the threshold is one token below the conversation) and with the ${CORPUS_WINDOW.toLocaleString("en-US")} window.
 
 How it is measured:
-- *full pass*: one \`countTokens\` (gpt-tokenizer o200k_base, special tokens as plain text) over the text the estimator prices: the system prompt and every block's text, tool inputs as JSON, joined. It is built by the estimator's own \`pricedParts\` and counted by its own tokenizer call, so it prices exactly as the estimator counts.
+- *full pass*: one \`countTextTokens\` (gpt-tokenizer o200k_base, special tokens as plain text, pre-tokens longer than ${MAX_PIECE_CHARS} characters counted in overlapping windows) over the text the estimator prices: the system prompt and every block's text, tool inputs as JSON, joined. It is built by the estimator's own \`pricedParts\` and counted by its own tokenizer call, so it prices exactly as the estimator counts.
 - *prepare*: \`prepare(conversation, settings, new TokenEstimator())\`, the conversation parsed once beforehand; *parse* is \`parseConversation\` on the raw input, timed on its own.
 - Medians of ${RUNS.warm} timed runs (${FEW_RUNS.warm} for the 1M rows) after one untimed run, full pass and prepare alternating in one loop, a forced GC before each call. The ratio is the median of the per-round ratios (each round runs both back to back), so it can differ a little from the quotient of the two median columns; the quartiles of the per-round ratios follow it in brackets. The machine is shared with other work, so absolute times move between runs; the ratios are what this table is for.
 - The tau-bench tasks are timed as one batch: each call parses, passes over or prepares every task.
@@ -205,3 +209,13 @@ test("core benchmark: prepare against one full tokenizer pass, on the corpus and
   process.stdout.write(`\n${body}\n`);
   writeGeneratedSection(DOC, "core", "Core", body);
 }, 600_000);
+
+test("core benchmark: counting adversarial text against corpus text, per megabyte", () => {
+  const sessions = listCorpusConversations().filter((c) => c.source !== "tau-bench");
+  const corpusText = sessions.map((c) => conversationText(parseConversation(c.input))).join("\n");
+  const rows = measureAdversarial(corpusText, ADVERSARIAL_RUNS, progress);
+  progress("done");
+  const body = `${machineLines(machine(), COMMAND)}\n\n${adversarialSection(rows, ADVERSARIAL_RUNS, MAX_PIECE_CHARS)}`;
+  process.stdout.write(`\n${body}\n`);
+  writeGeneratedSection(DOC, "core-adversarial", "Core: adversarial text", body);
+}, 900_000);

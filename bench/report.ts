@@ -93,7 +93,7 @@ function totalCell(tokensBefore: number | undefined, exact: number): string {
   return `${pct(error)} ${mark(Math.abs(error) <= TOTAL_ERROR_GOAL)}`;
 }
 
-function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const line = (cells: readonly string[]) => `| ${cells.join(" | ")} |`;
   return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
 }

@@ -8,6 +8,7 @@
  */
 import { z } from "zod";
 import { REASONS } from "../core/compactor.js";
+import { TOO_DEEPLY_NESTED, tooDeeplyNested } from "../core/formats/nestingDepth.js";
 import { ApiError, invalidField } from "./apiError.js";
 
 /** Most messages one conversation may have; far past any real context window. */
@@ -114,6 +115,9 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new ApiError(400, "invalid_request", "the request body must be a JSON object");
   }
+  // Before anything walks the body recursively (the idempotency digest, metadata's size check).
+  const tooDeep = tooDeeplyNested(body, "");
+  if (tooDeep !== undefined) throw invalidField(tooDeep, TOO_DEEPLY_NESTED);
   const parsed = schema.safeParse(body, {
     error: (issue) => (issue.code === "invalid_type" && issue.input === undefined ? "is required" : undefined),
   });

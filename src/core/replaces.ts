@@ -34,19 +34,49 @@ export function replacesOf(messages: readonly unknown[]): Replaces {
  * keys in. Strings and numbers are written as `JSON.stringify` writes them, which
  * is the serialization RFC 8785 adopts; values JSON cannot carry are dropped or
  * nulled the same way `JSON.stringify` does, so the digest covers exactly what
- * went over the wire.
+ * went over the wire. It walks with an explicit stack rather than recursion: an
+ * agent digests its own messages (the client's `applyCompaction`), and those
+ * may nest deeper than any request the service accepts.
  */
 export function canonicalJson(value: unknown): string {
-  return write(value) ?? "null";
+  const out: string[] = [];
+  // Values still to write, the next one last; a string is punctuation to emit as it is.
+  const work: ({ value: unknown } | string)[] = [{ value }];
+  for (let next = work.pop(); next !== undefined; next = work.pop()) {
+    if (typeof next === "string") {
+      out.push(next);
+      continue;
+    }
+    const current = next.value;
+    if (current === null || typeof current !== "object") {
+      out.push(JSON.stringify(current) ?? "null");
+      continue;
+    }
+    // Pushed in reverse, so the members come off the stack in order.
+    if (Array.isArray(current)) {
+      work.push("]");
+      for (let i = current.length - 1; i >= 0; i--) {
+        work.push({ value: current[i] });
+        if (i > 0) work.push(",");
+      }
+      out.push("[");
+      continue;
+    }
+    const record = current as Record<string, unknown>;
+    const keys = Object.keys(record)
+      .filter((key) => !isDropped(record[key]))
+      .sort();
+    work.push("}");
+    for (let i = keys.length - 1; i >= 0; i--) {
+      work.push({ value: record[keys[i]!] });
+      work.push(`${i > 0 ? "," : ""}${JSON.stringify(keys[i])}:`);
+    }
+    out.push("{");
+  }
+  return out.join("");
 }
 
-function write(value: unknown): string | undefined {
-  if (value === null || typeof value !== "object") return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map((item) => write(item) ?? "null").join(",")}]`;
-  const members: string[] = [];
-  for (const key of Object.keys(value).sort()) {
-    const written = write((value as Record<string, unknown>)[key]);
-    if (written !== undefined) members.push(`${JSON.stringify(key)}:${written}`);
-  }
-  return `{${members.join(",")}}`;
+/** Members `JSON.stringify` leaves out of an object (and writes as null in an array). */
+function isDropped(value: unknown): boolean {
+  return value === undefined || typeof value === "function" || typeof value === "symbol";
 }

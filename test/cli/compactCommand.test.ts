@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { conversation, reactTurn } from "../helpers/conversations.js";
+import { deeplyNestedJson, toolCallWithInput } from "../helpers/deepJson.js";
 import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
 import { cliPath, runCli } from "../helpers/runCli.js";
 import { repoRoot } from "../helpers/repoRoot.js";
@@ -85,6 +86,15 @@ describe("compactd compact", () => {
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout).messages.at(-1).content).toBe(`And again: ${run}`);
   }, 60_000);
+
+  it("exits 2 naming the field when a tool input nests 50,000 levels deep", async () => {
+    const deep = path.join(dir, "deep.json");
+    await writeFile(deep, toolCallWithInput(deeplyNestedJson(50_000)));
+    const result = await runCli(["compact", deep, "--context-window", "100000"], { env: noKey });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/messages\[1\]\.content\[0\]\.input: nests arrays and objects more than \d+ levels deep/);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+  });
 
   it("refuses --summarizer anthropic without a key, naming the variable", async () => {
     const run = await runCli(["compact", longFile, "--context-window", "100000", "--summarizer", "anthropic"], { env: noKey });

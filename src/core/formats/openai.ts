@@ -7,6 +7,7 @@
  * cut point.
  */
 import { InvalidConversationError } from "../errors.js";
+import { TOO_DEEPLY_NESTED, tooDeeplyNested } from "./nestingDepth.js";
 import type { Block, Message, MessageKind } from "../message.js";
 import {
   describeValue,
@@ -103,20 +104,24 @@ function parseToolCall(item: unknown, path: string): Block {
     return { type: "toolCall", id, name: requireString(custom, "name", `${path}.custom`), input: custom.input };
   }
   const fn = requireObject(call.function, `${path}.function`, "a tool call's function field");
-  return { type: "toolCall", id, name: requireString(fn, "name", `${path}.function`), input: parseArguments(fn.arguments) };
+  return { type: "toolCall", id, name: requireString(fn, "name", `${path}.function`), input: parseArguments(fn.arguments, `${path}.function.arguments`) };
 }
 
 /**
  * Arguments arrive as a JSON string. Models sometimes emit invalid JSON; that
  * string is still what was sent, so it is kept as the input rather than rejected.
+ * Parsed, they are held to the same nesting bound as the conversation itself.
  */
-function parseArguments(args: unknown): unknown {
+function parseArguments(args: unknown, path: string): unknown {
   if (typeof args !== "string") return args;
+  let parsed: unknown;
   try {
-    return JSON.parse(args) as unknown;
+    parsed = JSON.parse(args) as unknown;
   } catch {
     return args;
   }
+  if (tooDeeplyNested(parsed, path) !== undefined) throw new InvalidConversationError(path, TOO_DEEPLY_NESTED);
+  return parsed;
 }
 
 /** A tool message's text becomes its result; any non-text parts follow it so they are still priced. */

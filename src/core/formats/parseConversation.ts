@@ -10,6 +10,7 @@ import { InvalidConversationError } from "../errors.js";
 import type { Conversation, ConversationFormat, Message } from "../message.js";
 import { checkToolPairing } from "../toolPairing.js";
 import { anthropicToolResultField, parseAnthropicMessage } from "./anthropic.js";
+import { TOO_DEEPLY_NESTED, tooDeeplyNested } from "./nestingDepth.js";
 import { openAIToolResultField, parseOpenAIMessage } from "./openai.js";
 import { describeValue, isRawObject, requireBlockType } from "./rawFields.js";
 
@@ -27,6 +28,9 @@ const PARSERS: Readonly<Record<ConversationFormat, FormatParser>> = {
 };
 
 export function parseConversation(input: unknown, format: FormatOption = "auto"): Conversation {
+  // A bare message array is measured as the envelope it stands for, so both shapes accept the same messages.
+  const tooDeep = tooDeeplyNested(Array.isArray(input) ? { messages: input } : input, "");
+  if (tooDeep !== undefined) throw new InvalidConversationError(tooDeep, TOO_DEEPLY_NESTED);
   const envelope = readEnvelope(input);
   const resolved = resolveFormat(envelope, format);
   const { parseMessage, toolResultField } = PARSERS[resolved];

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import { TOO_DEEPLY_NESTED, tooDeeplyNested } from "../core/formats/nestingDepth.js";
 import type { Batch, BatchRequest, CompactionRequest, Job, NothingToCompact, Queued } from "./apiTypes.js";
 import { CompactdApiError, CompactdConnectionError } from "./clientErrors.js";
 import { DEFAULT_RETRY_POLICY, RETRYABLE_STATUSES, retryDelayMs, type RetryPolicy } from "./retryPolicy.js";
@@ -168,7 +169,7 @@ export class CompactdClient {
     const headers: Record<string, string> = { authorization: `Bearer ${this.apiKey}`, accept: "application/json" };
     if (call.body !== undefined) headers["content-type"] = "application/json";
     if (call.idempotencyKey !== undefined) headers["idempotency-key"] = call.idempotencyKey;
-    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+    const body = call.body === undefined ? undefined : requestJson(call.body);
     const timeoutMs = this.timeoutMs + (call.waitSeconds ?? 0) * 1000;
 
     for (let retry = 0; ; retry++) {
@@ -219,4 +220,15 @@ async function pause(ms: number, signal: AbortSignal | undefined): Promise<void>
   } catch (err) {
     throw signal?.aborted === true ? signal.reason : err;
   }
+}
+
+/**
+ * The request as JSON. A body nested deeper than the service accepts is
+ * refused here, naming the field, rather than by `JSON.stringify` running out
+ * of stack.
+ */
+function requestJson(body: unknown): string {
+  const tooDeep = tooDeeplyNested(body, "");
+  if (tooDeep !== undefined) throw new TypeError(`${tooDeep}: ${TOO_DEEPLY_NESTED}; the service refuses such requests`);
+  return JSON.stringify(body);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { applyCompaction, StaleCompactionError } from "../../src/client/applyCompaction.js";
 import { replacesOf } from "../../src/core/replaces.js";
+import { deeplyNestedJson } from "../helpers/deepJson.js";
 
 const sent = [
   { role: "user", content: "fix the build" },
@@ -32,6 +33,11 @@ describe("applyCompaction", () => {
     const error = captured(() => applyCompaction(sent.slice(0, 2), result));
     expect(error).toMatchObject({ name: "StaleCompactionError", count: 3, actualDigest: null });
     expect((error as Error).message).toContain("fewer");
+  });
+
+  it("refuses as stale a prefix edited to nest 50,000 levels deep, without overflowing the stack", () => {
+    const deep = [{ role: "user", content: [{ type: "text", text: "x", extra: JSON.parse(deeplyNestedJson(50_000)) }] }, ...sent.slice(1)];
+    expect(captured(() => applyCompaction(deep, result))).toBeInstanceOf(StaleCompactionError);
   });
 
   it("names the field when handed something that is not a result with a swap contract", () => {

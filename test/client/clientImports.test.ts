@@ -32,6 +32,7 @@ describe("compactd/client", () => {
   it("reaches into the core only for its pure decision and contract modules", () => {
     expect(graph.files.filter((file) => file.startsWith("src/core/"))).toEqual([
       "src/core/contextLimit.ts",
+      "src/core/formats/nestingDepth.ts",
       "src/core/overflow.ts",
       "src/core/replaces.ts",
       "src/core/settings.ts",

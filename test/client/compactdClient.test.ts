@@ -10,6 +10,7 @@ import {
   type Job,
 } from "../../src/client/index.js";
 import { replacesOf } from "../../src/core/replaces.js";
+import { deeplyNestedJson, toolCallWithInput } from "../helpers/deepJson.js";
 import { markedConversation } from "../helpers/markedConversation.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 import { startFlakyProxy, type Fault } from "./flakyProxy.js";
@@ -93,6 +94,13 @@ describe("CompactdClient against a running API and worker", () => {
       }),
     );
     expect(orphan).toMatchObject({ status: 400, code: "invalid_conversation", field: "messages[0].content[0].tool_use_id" });
+  });
+
+  it("refuses to send a tool input nested 50,000 levels deep, naming the field, instead of overflowing JSON.stringify", async () => {
+    const messages = JSON.parse(toolCallWithInput(deeplyNestedJson(50_000))) as unknown[];
+    const error = await caught(client.compact({ messages, contextWindow: 20_000 }));
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toMatch(/^messages\[1\]\.content\[0\]\.input: nests arrays and objects more than \d+ levels deep/);
   });
 
   it("surfaces an unknown key as 401 and another tenant's job as 404", async () => {

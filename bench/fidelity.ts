@@ -45,6 +45,8 @@ interface SessionRow {
   readonly facts: readonly Fact[];
   readonly requests: number;
   readonly prompt: Measured;
+  /** The prompt plus the verbatim tail: everything a model-written compaction draws on. */
+  readonly promptAndTail: Measured;
   readonly offline: Measured;
   readonly final: Measured;
   readonly checkpointStrays: number;
@@ -111,6 +113,7 @@ async function measureSession(session: CompactedSession): Promise<SessionRow> {
     facts,
     requests: requests.length,
     prompt: measure(prompt, facts, requests, estimator.countText(prompt)),
+    promptAndTail: measure(`${prompt}\n${tail}`, facts, requests, 0),
     offline: measure(offline.summary, facts, requests, estimator.countText(prose)),
     final: measure(`${offline.summary}\n${tail}`, facts, requests, offline.tokensAfter),
     checkpointStrays: checkpointStrays(offline, conversation.messages),
@@ -155,12 +158,18 @@ function sessionTable(rows: readonly SessionRow[]): string {
 }
 
 function kindTable(rows: readonly SessionRow[]): string {
-  const lines = ["| fact kind (pooled) | facts | summarizer prompt | offline summary | final output |", "|---|---:|---:|---:|---:|"];
+  const lines = [
+    "| fact kind (pooled) | facts | summarizer prompt | summarizer prompt + kept tail | offline summary | final output |",
+    "|---|---:|---:|---:|---:|---:|",
+  ];
   for (const kind of FACT_KINDS) {
     const total = rows.reduce((s, r) => s + r.facts.filter((f) => f.kind === kind).length, 0);
-    const of = (k: "prompt" | "offline" | "final") => pct(rows.reduce((s, r) => s + r[k].byKind.get(kind)!, 0), total);
-    lines.push(`| ${kind} | ${total} | ${of("prompt")} | ${of("offline")} | ${of("final")} |`);
+    const of = (k: "prompt" | "promptAndTail" | "offline" | "final") => pct(rows.reduce((s, r) => s + r[k].byKind.get(kind)!, 0), total);
+    lines.push(`| ${kind} | ${total} | ${of("prompt")} | ${of("promptAndTail")} | ${of("offline")} | ${of("final")} |`);
   }
+  const facts = rows.reduce((s, r) => s + r.facts.length, 0);
+  const all = (k: "prompt" | "promptAndTail" | "offline" | "final") => pct(rows.reduce((s, r) => s + r[k].recall, 0), facts);
+  lines.push(`| **all** | ${facts} | ${all("prompt")} | ${all("promptAndTail")} | ${all("offline")} | ${all("final")} |`);
   return lines.join("\n");
 }
 

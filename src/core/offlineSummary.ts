@@ -39,6 +39,10 @@ const LAST_REPLY_CHARS = 800;
 const MIN_CLIPPED_TOKENS = 40;
 /** The part of an edit's written text kept in an item. */
 const EDIT_CHARS = 240;
+/** The names past an edit's opening, listed after it, are clipped to this many characters. */
+const EDIT_NAMES_CHARS = 200;
+/** Names in code that are unlikely to be plain words: Module.Names, snake_case, camelCase. */
+const CODE_NAME = /\b(?:[A-Z][A-Za-z0-9]+(?:\.[A-Z][A-Za-z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+[?!]?|[a-z]+[A-Z][A-Za-z0-9]*)\b/g;
 /** Argument names that hold the text an edit writes, in order of preference. */
 const WRITTEN_ARGUMENTS = ["new_string", "newText", "new_str", "content", "patch", "diff", "text"];
 /** A command or a result line in an item. */
@@ -249,7 +253,10 @@ function editItem(call: Call): Item[] {
   const written = WRITTEN_ARGUMENTS.map((key) => input?.[key]).find((v): v is string => typeof v === "string" && v.trim() !== "");
   if (written === undefined) return [];
   const path = pathsIn(input)[0] ?? call.block.name;
-  return [{ key: `edit:${path}:${written.slice(0, 80)}`, text: `${path}: ${oneLine(clipMiddle(written.trim(), EDIT_CHARS))}`, messages: withResult(call) }];
+  const opening = oneLine(clipMiddle(written.trim(), EDIT_CHARS));
+  const names = [...new Set(written.slice(EDIT_CHARS).match(CODE_NAME) ?? [])].filter((name) => !opening.includes(name));
+  const uses = names.length > 0 ? `; also names ${clipMiddle(names.join(", "), EDIT_NAMES_CHARS)}` : "";
+  return [{ key: `edit:${path}:${written.slice(0, 80)}`, text: `${path}: ${opening}${uses}`, messages: withResult(call) }];
 }
 
 function commandItem(call: Call): Item[] {

@@ -40,6 +40,7 @@ describe("buildOfflineSummary", () => {
     expect(text).toContain("## Errors (newest first)\n- `mix test` → 297 tests, 11 failures");
     expect(text).not.toMatch(/Errors[^#]*0 failures/);
     expect(text).toContain("lib/spotter/parser.ex (Write); declares Spotter.Parser, parse_line");
+    expect(text).toContain("## Code written (newest first)\n- lib/spotter/parser.ex: defmodule Spotter.Parser do");
     expect(text).toContain("`mix test` → 297 tests, 0 failures");
     expect(text).toContain("The root cause is the unescaped quote in `lex_string/1`.");
     expect(text).toContain("`lex_string/1`");

@@ -241,6 +241,8 @@ bundled Redis, else the host of redis.url (KEDA wants a port).
 {{- .Values.keda.redis.address }}
 {{- else if .Values.redis.deploy }}
 {{- printf "%s:6379" (include "compactd.redisName" .) }}
+{{- else if .Values.redis.cluster }}
+{{- required "keda.redis.address (host:port of the cluster's nodes, comma-separated) is required with redis.cluster" .Values.keda.redis.address }}
 {{- else if $url }}
 {{- $host := (urlParse $url).host }}
 {{- if contains ":" $host }}{{ $host }}{{ else }}{{ printf "%s:6379" $host }}{{ end }}

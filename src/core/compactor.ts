@@ -172,7 +172,7 @@ export class Compactor {
     const prefixSection = prefix === undefined ? "" : `## Turn in progress (its start was compacted)\n\n${prefix.text}`;
     const prose = joinSections([history.text, prefixSection]);
     const historyRequests = userRequestsOf(prep.messagesToSummarize);
-    const countRequest = memoized((text: string) => estimator.countText(text));
+    const countRequest = requestCounter(estimator);
     const pinned = pinRequests(prep.inheritedRequests, [...historyRequests, ...userRequestsOf(prep.turnPrefixMessages)], prose, prep.summaryTokens, countRequest);
     const summary = joinSections([prose, pinned.text, formatFileOperations(prep.fileOperations)]);
     const messages = apply(conversation.messages, prep, summary);
@@ -324,12 +324,20 @@ function offlineRangeSummary(range: RangeRequest, estimator: TokenEstimator, fai
   return { text: offline.text, degraded: failure !== undefined, failure, writer: OFFLINE_SUMMARIZER, unrepresented: offline.unrepresented };
 }
 
-function memoized(count: (text: string) => number): (text: string) => number {
+/**
+ * Token counts for the pinned requests, each text tokenized at most once per
+ * job: a request that is its message's only block is priced by the message's
+ * own count when the estimator already has it.
+ */
+function requestCounter(estimator: TokenEstimator): (text: string, message: Message | undefined) => number {
   const counts = new Map<string, number>();
-  return (text) => {
+  return (text, message) => {
+    if (message !== undefined && message.blocks.length === 1 && estimator.isCounted(message)) {
+      return estimator.count(message) - MESSAGE_OVERHEAD_TOKENS * estimator.scaleFactor;
+    }
     let n = counts.get(text);
     if (n === undefined) {
-      n = count(text);
+      n = estimator.countText(text);
       counts.set(text, n);
     }
     return n;

@@ -109,18 +109,23 @@ export function pinRequests(
   fresh: readonly UserRequest[],
   prose: string,
   summaryBudgetTokens: number,
-  /** Exact tokens of a text; pass one memoized counter per job, since the checkpoint pins the same requests again. */
-  countText: (text: string) => number,
+  /**
+   * Exact tokens of a text. `message` is set when the text is that message's
+   * own text, so a counter can reuse the message's count instead of
+   * tokenizing it again; pass one memoized counter per job, since the
+   * checkpoint pins the same requests again.
+   */
+  countText: (text: string, message: Message | undefined) => number,
 ): PinnedBlock {
   const all = [...inherited.requests, ...fresh];
   if (all.length === 0) return { text: "", carried: new Set() };
   const budget = Math.min(Math.floor(summaryBudgetTokens * SUMMARY_BUDGET_SHARE), MAX_BLOCK_TOKENS);
   const entries = all.map((request) => entryOf(request, prose, budget * CHARS_PER_TOKEN_FLOOR));
-  const costs = entries.map((entry) => countText(entry) + 1);
+  const costs = entries.map((entry, i) => entryCost(entry, all[i]!, countText));
   if (costs[0]! > budget) {
     // Denser than the floor assumed (code, non-Latin script): clip once more, in proportion.
     entries[0] = entryOf(all[0]!, prose, Math.floor((entries[0]!.length * budget * 0.9) / costs[0]!));
-    costs[0] = countText(entries[0]) + 1;
+    costs[0] = entryCost(entries[0], all[0]!, countText);
   }
 
   // The first request is the task: kept first, clipped to the budget if it is all there is room for.
@@ -144,11 +149,25 @@ export function pinRequests(
   return { text: lines.join("\n"), carried };
 }
 
+/** Tokens of the tags around a verbatim entry. */
+const ENTRY_TAG_TOKENS = 8;
+
+/** An entry's tokens: a verbatim request is priced by its message's count, anything else counted as it is. */
+function entryCost(entry: string, request: UserRequest, countText: (text: string, message: Message | undefined) => number): number {
+  return entry === verbatimEntry(request.text)
+    ? countText(request.text, request.message) + ENTRY_TAG_TOKENS
+    : countText(entry, undefined) + 1;
+}
+
+function verbatimEntry(text: string): string {
+  return `<request>\n${text}\n</request>`;
+}
+
 /** One request as an entry: verbatim, or a pointer to the summary's verbatim quote of it. */
 function entryOf(request: UserRequest, prose: string, maxChars: number): string {
   const text = request.text.replace(BLOCK_TAG, "<$1 $2");
   if (text.length >= MIN_QUOTED_CHARS && prose.includes(text)) {
     return `<request quoted="${text.length}">\n${text.slice(0, QUOTE_KEY_CHARS)}\n</request>`;
   }
-  return `<request>\n${clipMiddle(text, maxChars)}\n</request>`;
+  return verbatimEntry(clipMiddle(text, maxChars));
 }

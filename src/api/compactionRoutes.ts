@@ -17,7 +17,7 @@ import { compactionRequestSchema, parseBody } from "./requestSchemas.js";
 const CANCEL_CONFIRM_MS = 2_000;
 
 export function registerCompactionRoutes(app: FastifyInstance, services: ApiServices): void {
-  const { metrics, queues, results } = services;
+  const { metrics, queues, results, settlement } = services;
 
   app.post("/v1/compactions", async (request, reply) => {
     const tenant = services.authenticate(request.headers.authorization);
@@ -31,7 +31,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
       await services.whenRedisReady();
       const existing = await findByIdempotencyKey(services, seed);
       if (existing !== undefined && existing.data.requestDigest !== requestDigest) throw keyReused();
-      const view = await viewJob(queues.of(jobId), results, tenant, jobId);
+      const view = await viewJob(queues.of(jobId), results, settlement, tenant, jobId);
       if (view !== undefined) return replay(reply, view);
     }
     if (body.callbackUrl !== undefined) await checkCallback(services, body.callbackUrl, "callbackUrl");
@@ -55,7 +55,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
           .header("location", `/v1/compactions/${jobId}`)
           .send({ id: jobId, status: "queued" });
       case "replayed":
-        return replay(reply, (await viewJob(queues.of(jobId), results, tenant, jobId)) ?? { id: jobId, status: "queued" });
+        return replay(reply, (await viewJob(queues.of(jobId), results, settlement, tenant, jobId)) ?? { id: jobId, status: "queued" });
       case "keyReused":
         throw keyReused();
       case "inFlight":
@@ -81,7 +81,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
     }
     // The flag first: whichever worker takes or finishes the job from now on sees it.
     await results.markCancelled(id);
-    if (await removeIfQueued(services, tenant, id)) return (await viewJob(queues.of(id), results, tenant, id)) ?? view;
+    if (await removeIfQueued(services, tenant, id)) return (await viewJob(queues.of(id), results, settlement, tenant, id)) ?? view;
     // Running (or just taken by a worker): ask whichever worker holds it to abort.
     await broadcastCancel(services.redis, services.keys, id);
     const current = await waitFor(
@@ -131,14 +131,14 @@ async function removeIfQueued(services: ApiServices, tenant: string, id: string)
 
 /** Reads the job again (keeping the last view if it has meanwhile expired). */
 function reread(services: ApiServices, tenant: string, last: JobView): () => Promise<JobView> {
-  return async () => (await viewJob(services.queues.of(last.id), services.results, tenant, last.id)) ?? last;
+  return async () => (await viewJob(services.queues.of(last.id), services.results, services.settlement, tenant, last.id)) ?? last;
 }
 
 /** The job, or 404 for an unknown id and for another tenant's job alike. */
 async function findJob(services: ApiServices, tenant: string, id: string): Promise<JobView> {
   const known = isJobId(id) && services.queues.holds(id);
   if (known) await services.whenRedisReady();
-  const view = known ? await viewJob(services.queues.of(id), services.results, tenant, id) : undefined;
+  const view = known ? await viewJob(services.queues.of(id), services.results, services.settlement, tenant, id) : undefined;
   if (view === undefined) throw new ApiError(404, "not_found", `no compaction ${id}`);
   return view;
 }

@@ -44,6 +44,20 @@ export interface BatchSummary {
   readonly items: readonly { readonly id?: string; readonly status: string; readonly inFlightId?: string }[];
 }
 
+/**
+ * The outcome of a job BullMQ failed by itself, for stalling more than
+ * COMPACTD_MAX_STALLED_COUNT times: no processor ran to settle it, so the
+ * worker that saw it fail settles it, or a reader that comes first (the
+ * outcome is stored once; whoever comes second gets the stored one).
+ */
+export function stalledOutcome(job: { readonly failedReason?: string; readonly finishedOn?: number }): FinalOutcome {
+  return {
+    status: "failed",
+    finishedAt: job.finishedOn ?? Date.now(),
+    error: { code: "stalled", message: job.failedReason || "the job stalled too often" },
+  };
+}
+
 export interface SettledJob {
   readonly id: string;
   readonly data: CompactionJobData;

@@ -5,6 +5,7 @@
 import type { JobState } from "bullmq";
 import type { Reason } from "../core/compactor.js";
 import type { CompactionQueue } from "./compactionQueue.js";
+import { stalledOutcome, type JobSettlement } from "./jobSettlement.js";
 import type { FinalOutcome, JobError, ResultStore, StoredResult } from "./resultStore.js";
 
 export type JobStatus = "queued" | "active" | "completed" | "failed" | "cancelled";
@@ -33,6 +34,7 @@ export function isFinished(status: JobStatus): boolean {
 export async function viewJob(
   queue: CompactionQueue,
   store: ResultStore,
+  settlement: JobSettlement,
   tenant: string,
   jobId: string,
 ): Promise<JobView | undefined> {
@@ -55,16 +57,12 @@ export async function viewJob(
     };
   }
   if (job.data.tenant !== tenant) return undefined;
-  const [state, outcome] = await Promise.all([job.getState(), store.get(jobId)]);
+  const [state, stored] = await Promise.all([job.getState(), store.get(jobId)]);
+  // Failed by BullMQ alone (stalled too often) and not settled yet: report it
+  // only with its outcome stored, never as a finished job without one.
+  const outcome = state === "failed" && stored === undefined ? await settlement.settle({ id: jobId, data: job.data }, stalledOutcome(job)) : stored;
   const status = statusOf(state, outcome);
-  const error: JobError | undefined =
-    outcome === undefined
-      ? status === "failed"
-        ? { code: "job_failed", message: job.failedReason }
-        : undefined
-      : outcome.status === "completed"
-        ? undefined
-        : outcome.error;
+  const error: JobError | undefined = outcome === undefined || outcome.status === "completed" ? undefined : outcome.error;
   return {
     id: jobId,
     status,
@@ -82,8 +80,8 @@ export async function viewJob(
 
 /**
  * The stored outcome wins over BullMQ's state: a worker records it just
- * before BullMQ moves the job, and a job failed by BullMQ alone (it stalled
- * too often) has no outcome but is failed all the same.
+ * before BullMQ moves the job. A failed job always has one by now (viewJob
+ * settles a job BullMQ failed alone), so only running and waiting states remain.
  */
 function statusOf(state: JobState | "unknown", outcome: FinalOutcome | undefined): JobStatus {
   if (outcome !== undefined) return outcome.status;
@@ -92,8 +90,6 @@ function statusOf(state: JobState | "unknown", outcome: FinalOutcome | undefined
       return "active";
     case "completed":
       return "completed";
-    case "failed":
-      return "failed";
     default:
       return "queued";
   }

@@ -18,6 +18,7 @@ import { startQueueJobsCollector } from "../metrics/queueJobsCollector.js";
 import { listenForCancels } from "../queue/cancelChannel.js";
 import type { CompactionJobData } from "../queue/compactionJob.js";
 import { COMPACTION_QUEUE, shardPrefix } from "../queue/queueNames.js";
+import { stalledOutcome } from "../queue/jobSettlement.js";
 import { openQueueStores } from "../queue/queueStores.js";
 import { everyShardAnswers } from "../queue/redisReadiness.js";
 import { closeRedisConnection, createRedisConnection, redisEndpointOf } from "../queue/redisConnection.js";
@@ -88,11 +89,14 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     // sees it again: settle it here, or its callback and batch never hear.
     worker.on("failed", (job) => {
       if (job?.id === undefined || !job.deferredFailure) return;
-      const outcome = { status: "failed", finishedAt: Date.now(), error: { code: "stalled", message: job.deferredFailure } } as const;
+      const outcome = stalledOutcome({ failedReason: job.deferredFailure, ...(job.finishedOn !== undefined && { finishedOn: job.finishedOn }) });
+      // BullMQ fails a job for stalling once, here: count the stall here,
+      // also when a reader of the job stored it first (jobView.ts), but not an
+      // outcome a processor stored before the job went on stalling.
       settlement
         .settle({ id: job.id, data: job.data }, outcome)
         .then((recorded) => {
-          if (recorded === outcome) countOutcome(metrics, job, outcome);
+          if (recorded.status === "failed" && recorded.error.code === "stalled") countOutcome(metrics, job, recorded);
         })
         .catch(onError);
     });

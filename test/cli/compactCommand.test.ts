@@ -81,7 +81,7 @@ describe("compactd compact", () => {
     // Once in the head (summarized) and once in the newest message (counted exactly by the tail walk).
     const messages = [{ role: "user", content: `Here is the dump: ${run}` }, ...longSession, { role: "user", content: `And again: ${run}` }];
     await writeFile(dump, JSON.stringify(messages));
-    const result = await runCli(["compact", dump, "--context-window", "200000", "--summarizer", "archive"], { env: noKey });
+    const result = await runCli(["compact", dump, "--context-window", "200000", "--summarizer", "offline"], { env: noKey });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout).messages.at(-1).content).toBe(`And again: ${run}`);

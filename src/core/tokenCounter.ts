@@ -10,9 +10,11 @@
  * tokenizer is handed a pre-token longer than `MAX_PIECE_CHARS`: a longer
  * piece is counted in overlapping windows of that size.
  *
- * Ordinary text has no such piece and goes to the tokenizer whole, so its
- * count is exactly the tokenizer's. A long piece's count stays within a
- * fraction of a percent of the exact one (test/core/tokenCounter.test.ts).
+ * Text without such a piece goes to the tokenizer whole, so its count is
+ * exactly the tokenizer's; ordinary text rarely has one (the corpus's longest
+ * are runs of spaces in terminal output, and still count exactly). A long
+ * piece's count stays within a fraction of a percent of the exact one
+ * (test/core/tokenCounter.test.ts).
  */
 import { countTokens as countO200k } from "gpt-tokenizer/encoding/o200k_base";
 import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
@@ -22,8 +24,9 @@ export type TokenCounter = (text: string) => number;
 
 /**
  * The longest pre-token any call into the tokenizer is handed. A piece this
- * long merges in well under a millisecond; the chunks of a long piece cost
- * per character what ordinary text costs when it misses the merge cache.
+ * long merges in about a millisecond, so a run costs time in proportion to
+ * its length; from 128 to 1,024 characters the cost per character barely
+ * moves (docs/BENCHMARKS.md), and the bound sits in the middle.
  */
 export const MAX_PIECE_CHARS = 512;
 
@@ -56,7 +59,7 @@ export const o200kTokens: TokenCounter = (text) => countO200k(text, PLAIN_TEXT);
 /**
  * `count` made linear: the text goes to it whole when no pre-token is longer
  * than `MAX_PIECE_CHARS`; otherwise the text between long pieces goes whole
- * and each long piece in chunks.
+ * and each long piece in overlapping windows.
  */
 export function inBoundedPieces(count: TokenCounter): TokenCounter {
   return (text) => (hasLongRun(text) ? countAroundLongPieces(text, count) : count(text));

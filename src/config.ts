@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LOG_LEVELS, type LogLevel } from "./telemetry/logger.js";
 import { allowEntryProblem } from "./webhooks/callbackAllow.js";
 
 /**
@@ -195,6 +196,11 @@ function optional<T>(
   return { env, default: whenUnset, description, secret, schema: schema.optional() };
 }
 
+const logLevel: z.ZodType<LogLevel, string> = z.string().transform((raw, ctx) => {
+  const level = raw.trim().toLowerCase();
+  return (LOG_LEVELS as readonly string[]).includes(level) ? (level as LogLevel) : fail(ctx, `expected one of ${LOG_LEVELS.join(", ")}`);
+});
+
 const MIB = 1024 * 1024;
 
 const VARIABLES = {
@@ -252,6 +258,12 @@ const VARIABLES = {
   ),
   port: withDefault("PORT", "8080", integer(1, 65535), "HTTP port of the API."),
   metricsPort: withDefault("METRICS_PORT", "9464", integer(1, 65535), "Port of the worker's /metrics and /healthz."),
+  logLevel: withDefault(
+    "COMPACTD_LOG_LEVEL",
+    "info",
+    logLevel,
+    "Least severe JSON log line written: `info` logs each job's end and every failure; `debug` adds job starts.",
+  ),
   workerConcurrency: withDefault(
     "WORKER_CONCURRENCY",
     "50",

@@ -29,6 +29,7 @@ describe("loadConfig", () => {
       queueShards: 1,
       port: 8080,
       metricsPort: 9464,
+      logLevel: "info",
       workerConcurrency: 50,
       jobAttempts: 3,
       jobBackoffMs: 2000,

@@ -11,6 +11,7 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from "fastify";
 import type { Config } from "../config.js";
 import { createMetrics, type Metrics } from "../metrics/metrics.js";
+import type { LoggerOptions } from "pino";
 import { everyShardAnswers } from "../queue/redisReadiness.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
 import { ApiError, redisUnavailable } from "./apiError.js";
@@ -25,8 +26,8 @@ export interface ApiDeps {
   readonly metrics?: Metrics;
   /** Tests make callback hosts resolve where they like. */
   readonly resolveHost?: ResolveHost;
-  /** Log requests and errors (fastify's pino logger); off by default. */
-  readonly logger?: boolean;
+  /** Log requests and errors (fastify's pino logger, as JSON lines); off by default. */
+  readonly logger?: boolean | LoggerOptions;
 }
 
 /** Fastify's own errors for input it refuses, and what the API calls them. */

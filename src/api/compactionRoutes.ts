@@ -50,6 +50,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
     const outcome = await submitCompaction(queues.of(jobId), jobId, decision.data, idempotencyKey !== undefined);
     switch (outcome.kind) {
       case "created":
+        request.log.info({ jobId, tenant, conversationId: body.conversationId, reason: body.reason }, "compaction queued");
         return reply
           .code(202)
           .header("location", `/v1/compactions/${jobId}`)

@@ -9,6 +9,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Config } from "../config.js";
 import type { RunningProcess } from "../queue/runningProcess.js";
+import { loggerOptions } from "../telemetry/logger.js";
 import { buildApp, type ApiDeps } from "./buildApp.js";
 
 export interface RunningApi extends RunningProcess {
@@ -18,7 +19,7 @@ export interface RunningApi extends RunningProcess {
 }
 
 export async function runApi(config: Config, deps: ApiDeps = {}, host = "0.0.0.0"): Promise<RunningApi> {
-  const app = await buildApp(config, { logger: true, ...deps });
+  const app = await buildApp(config, { logger: loggerOptions("api", config.logLevel), ...deps });
   await app.listen({ port: config.port, host });
   const address = app.server.address();
   const port = typeof address === "object" && address !== null ? address.port : config.port;

@@ -1,6 +1,7 @@
 import { UnrecoverableError, Worker } from "bullmq";
 import type { RedisClient } from "../queue/redisConnection.js";
 import type { Metrics } from "../metrics/metrics.js";
+import type { Logger } from "../telemetry/logger.js";
 import { decodePayload } from "../queue/payloadCodec.js";
 import { CALLBACK_QUEUE } from "../queue/queueNames.js";
 import { parseCallbackAllow } from "./callbackAllow.js";
@@ -28,6 +29,8 @@ export interface CallbackWorkerOptions {
   /** Needs `maxRetriesPerRequest: null`, like every BullMQ worker connection. */
   readonly connection: RedisClient;
   readonly metrics: Metrics;
+  /** Each refused or failed attempt is logged with the webhook id, event, outcome and attempt. */
+  readonly log: Logger;
   /** Tests make names resolve where they like; production uses the system resolver. */
   readonly resolveHost?: ResolveHost;
   /** Worker-level errors (Redis trouble); default: printed to stderr. */
@@ -50,6 +53,7 @@ export function createCallbackWorker({
   config,
   connection,
   metrics,
+  log,
   resolveHost = systemResolveHost,
   onError = (error) => console.error(`compactd callbacks: ${error.message}`),
 }: CallbackWorkerOptions): CallbackWorker {
@@ -87,9 +91,16 @@ export function createCallbackWorker({
     }
     const result = await attempt(job, config.webhookSecret);
     metrics.callbacksTotal.inc({ outcome: result.outcome });
-    if (result.outcome === "delivered" || result.outcome === "gone") return { outcome: result.outcome, detail: result.detail };
+    const fields = { webhookId: job.data.webhookId, event: job.data.type, outcome: result.outcome, detail: result.detail, attempt: job.attemptsMade + 1 };
+    if (result.outcome === "delivered" || result.outcome === "gone") {
+      log.debug(fields, "callback delivered");
+      return { outcome: result.outcome, detail: result.detail };
+    }
     const permanent = result.outcome === "refused";
-    if (permanent || job.attemptsMade + 1 >= (job.opts.attempts ?? 1)) metrics.callbacksTotal.inc({ outcome: "abandoned" });
+    const abandoned = permanent || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+    if (abandoned) metrics.callbacksTotal.inc({ outcome: "abandoned" });
+    if (abandoned) log.error(fields, "callback abandoned: its receiver will never hear of this result");
+    else log.warn(fields, "callback attempt failed; it will be retried");
     throw permanent ? new UnrecoverableError(result.detail) : new Error(result.detail);
   };
 

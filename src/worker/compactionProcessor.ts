@@ -24,6 +24,7 @@ import { parseConversation } from "../core/formats/parseConversation.js";
 import type { Conversation } from "../core/message.js";
 import { OFFLINE_SUMMARIZER, type SummarizerChoice } from "../core/compactor.js";
 import type { Metrics } from "../metrics/metrics.js";
+import type { Logger } from "../telemetry/logger.js";
 import type { CompactionJobData, ConversationPayload } from "../queue/compactionJob.js";
 import type { JobSettlement } from "../queue/jobSettlement.js";
 import { decodePayload } from "../queue/payloadCodec.js";
@@ -45,6 +46,8 @@ export interface ProcessorDeps {
   readonly results: ResultStore;
   readonly settlement: JobSettlement;
   readonly metrics: Metrics;
+  /** Each job logs under a child with its id, tenant, conversation, reason and attempt. */
+  readonly log: Logger;
   /** The summarizer for a job's requested model (the configured one when undefined). */
   readonly summarizerFor: (model: string | undefined) => SummarizerChoice;
 }
@@ -91,6 +94,7 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
     token: string | undefined,
     signal: AbortSignal,
     finalAttempt: boolean,
+    log: Logger,
   ): Promise<FinalOutcome> => {
     const { data } = job;
     if (await results.isCancelled(idOf(job))) throw CANCELLED;
@@ -101,7 +105,7 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
     const payload = await decode(data.payload);
     const conversation = parse(payload);
     const chosen = deps.summarizerFor(data.model);
-    const summarizer = chosen === OFFLINE_SUMMARIZER ? chosen : instrumentSummarizer(chosen, metrics);
+    const summarizer = chosen === OFFLINE_SUMMARIZER ? chosen : instrumentSummarizer(chosen, metrics, log);
     const compactor = createCompactor({ settings: { ...data.settings, maxContextTokens: data.contextWindow }, summarizer });
     if (compactor === null) {
       throw new JobRejected("failed", { code: "invalid_request", message: "must be a positive number of tokens", field: "contextWindow" });
@@ -143,9 +147,17 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
     if (job.attemptsStarted <= 1) {
       metrics.queueWait.observe({ reason: job.data.reason }, Math.max(0, Date.now() - job.timestamp) / 1000);
     }
+    const log = deps.log.child({
+      jobId: idOf(job),
+      tenant: job.data.tenant,
+      conversationId: job.data.conversationId,
+      reason: job.data.reason,
+      attempt: job.attemptsMade + 1,
+    });
+    log.debug("compaction started");
     let outcome: FinalOutcome;
     try {
-      outcome = await run(job, token, signal ?? new AbortController().signal, finalAttempt);
+      outcome = await run(job, token, signal ?? new AbortController().signal, finalAttempt, log);
     } catch (err) {
       if (err instanceof JobRejected) {
         outcome = { status: err.status, finishedAt: Date.now(), error: err.error };
@@ -154,10 +166,13 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
         // the callback and the batch still hear about it.
         outcome = { status: "failed", finishedAt: Date.now(), error: { code: "internal_error", message: describe(err) } };
       } else {
+        if (err instanceof WaitingError) log.info("compaction handed back to the queue at shutdown");
+        else log.warn({ errorName: err instanceof Error ? err.name : typeof err }, "compaction attempt failed; the job will be retried");
         throw err;
       }
     }
     const recorded = await settle(job, outcome);
+    if (recorded === outcome) logOutcome(log, job, outcome);
     if (recorded.status === "completed") return { degraded: recorded.result.degraded };
     throw new UnrecoverableError(recorded.status === "cancelled" ? CANCEL_REASON : `${recorded.error.code}: ${recorded.error.message}`);
   };
@@ -196,6 +211,27 @@ export function countOutcome(metrics: Metrics, job: Job<CompactionJobData>, outc
   metrics.tokensAfter.observe(result.tokensAfter);
   if (result.omitted > 0) metrics.omittedMessagesTotal.inc(result.omitted);
   if (result.splitTurn) metrics.splitTurnsTotal.inc();
+}
+
+/** One line per job at its end: how it ended, never what it contained. */
+function logOutcome(log: Logger, job: Job<CompactionJobData>, outcome: FinalOutcome): void {
+  const durationMs = Math.max(0, outcome.finishedAt - job.timestamp);
+  if (outcome.status === "completed") {
+    const { result } = outcome;
+    log.info(
+      {
+        outcome: result.degraded ? "degraded" : "completed",
+        ...(result.degraded && { degradedReason: result.degradedReason }),
+        tokensBefore: result.tokensBefore,
+        tokensAfter: result.tokensAfter,
+        durationMs,
+      },
+      "compaction finished",
+    );
+  } else {
+    const level = outcome.status === "failed" ? "warn" : "info";
+    log[level]({ outcome: outcome.status, errorCode: outcome.error.code, durationMs }, "compaction finished");
+  }
 }
 
 function idOf(job: Job<CompactionJobData>): string {

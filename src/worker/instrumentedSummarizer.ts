@@ -12,6 +12,7 @@ import { SummarizationStalledError } from "../core/errors.js";
 import { isOverflowError } from "../core/overflow.js";
 import type { SummarizationRequest, SummarizationResponse, Summarizer } from "../core/summarizer.js";
 import type { Metrics, SummarizerOutcome } from "../metrics/metrics.js";
+import type { Logger } from "../telemetry/logger.js";
 
 export interface InstrumentedSummarizer extends Summarizer {
   /**
@@ -22,7 +23,8 @@ export interface InstrumentedSummarizer extends Summarizer {
   readonly transientFailures: number;
 }
 
-export function instrumentSummarizer(inner: Summarizer, metrics: Metrics): InstrumentedSummarizer {
+/** `log` carries the job's fields; each failed call is logged with its kind and the provider's status. */
+export function instrumentSummarizer(inner: Summarizer, metrics: Metrics, log: Logger): InstrumentedSummarizer {
   let transientFailures = 0;
   const count = (outcome: SummarizerOutcome, seconds: number): void => {
     metrics.summarizerRequestsTotal.inc({ outcome });
@@ -45,6 +47,10 @@ export function instrumentSummarizer(inner: Summarizer, metrics: Metrics): Instr
         const outcome = failureOutcome(err, request.signal);
         if (outcome !== undefined) count(outcome, seconds());
         if (outcome === "error") metrics.summarizerErrorsTotal.inc({ status_code: providerStatus(err) });
+        if (outcome !== undefined) {
+          // The error's name and status only: a provider's message may quote the request.
+          log.warn({ summarizerOutcome: outcome, statusCode: providerStatus(err), errorName: errorName(err), durationMs: Math.round(seconds() * 1000) }, "summarizer call failed");
+        }
         throw err;
       }
       count(response.truncated ? "truncated" : "ok", seconds());
@@ -65,6 +71,10 @@ export function instrumentSummarizer(inner: Summarizer, metrics: Metrics): Instr
 export function providerStatus(err: unknown): string {
   const status = typeof err === "object" && err !== null ? (err as { status?: unknown }).status : undefined;
   return typeof status === "number" && Number.isInteger(status) ? String(status) : "none";
+}
+
+function errorName(err: unknown): string {
+  return err instanceof Error ? err.name : typeof err;
 }
 
 /**

@@ -13,6 +13,7 @@
 import { Worker } from "bullmq";
 import type { Config } from "../config.js";
 import { createMetrics, type Metrics } from "../metrics/metrics.js";
+import { createLogger, type Logger } from "../telemetry/logger.js";
 import { startMetricsServer, type MetricsServer } from "../metrics/metricsServer.js";
 import { startQueueJobsCollector } from "../metrics/queueJobsCollector.js";
 import { listenForCancels } from "../queue/cancelChannel.js";
@@ -35,8 +36,10 @@ export interface WorkerOptions {
   readonly serveMetrics?: boolean;
   /** Tests make callback hosts resolve where they like. */
   readonly resolveHost?: ResolveHost;
-  /** Where worker-level errors (Redis trouble) go; default stderr. */
+  /** Where worker-level errors (Redis trouble) go; default the log. */
   readonly onError?: (error: Error) => void;
+  /** JSON log lines; default stdout at COMPACTD_LOG_LEVEL. */
+  readonly logger?: Logger;
 }
 
 export interface RunningWorker extends RunningProcess {
@@ -57,7 +60,8 @@ const FORCE_CLOSE_MS = 1_000;
 
 export async function runWorker(config: Config, options: WorkerOptions = {}): Promise<RunningWorker> {
   const metrics = options.metrics ?? createMetrics();
-  const onError = options.onError ?? ((error: Error) => console.error(`compactd worker: ${error.message}`));
+  const logger = options.logger ?? createLogger("worker", config.logLevel);
+  const onError = options.onError ?? ((error: Error) => logger.error({ errorName: error.name, error: error.message }, "worker error"));
 
   const redis = createRedisConnection(redisEndpointOf(config), "worker", config.queuePrefix);
   const workerConnection = createRedisConnection(redisEndpointOf(config), "worker", config.queuePrefix);
@@ -70,7 +74,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
 
   // One BullMQ worker per shard, sharing the process's concurrency: a
   // conversation's jobs are spread evenly over shards, so each gets its share.
-  const processor = createCompactionProcessor({ results, settlement, metrics, summarizerFor: createSummarizerSource(config) });
+  const processor = createCompactionProcessor({ results, settlement, metrics, log: logger, summarizerFor: createSummarizerSource(config) });
   const workers = compactionQueues.shards.map(
     (_queue, shard) =>
       new Worker<CompactionJobData, CompactionReturn>(COMPACTION_QUEUE, processor, {
@@ -84,7 +88,10 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
   );
   for (const worker of workers) {
     worker.on("error", onError);
-    worker.on("stalled", () => metrics.stalledJobsTotal.inc());
+    worker.on("stalled", (jobId) => {
+      metrics.stalledJobsTotal.inc();
+      logger.warn({ jobId }, "job stalled: its worker stopped renewing the lock; it goes back to the queue");
+    });
     // A job that stalled too often is failed by BullMQ before any processor
     // sees it again: settle it here, or its callback and batch never hear.
     worker.on("failed", (job) => {
@@ -96,7 +103,12 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
       settlement
         .settle({ id: job.id, data: job.data }, outcome)
         .then((recorded) => {
-          if (recorded.status === "failed" && recorded.error.code === "stalled") countOutcome(metrics, job, recorded);
+          if (recorded.status !== "failed" || recorded.error.code !== "stalled") return;
+          countOutcome(metrics, job, recorded);
+          logger.error(
+            { jobId: job.id, tenant: job.data.tenant, conversationId: job.data.conversationId, reason: job.data.reason, outcome: "failed", errorCode: "stalled" },
+            "compaction failed: it stalled more often than COMPACTD_MAX_STALLED_COUNT",
+          );
         })
         .catch(onError);
     });
@@ -112,6 +124,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     config,
     connection: callbackConnection,
     metrics,
+    log: logger,
     onError,
     ...(options.resolveHost !== undefined && { resolveHost: options.resolveHost }),
   });

@@ -30,6 +30,8 @@ export function serviceConfig(name: string, env: Record<string, string> = {}): C
     COMPACTD_CALLBACK_MAX_BACKOFF_MS: "500",
     COMPACTD_CALLBACK_TIMEOUT_MS: "2000",
     COMPACTD_SHUTDOWN_TIMEOUT_MS: "3000",
+    // Tests that read the logs give the worker their own logger.
+    COMPACTD_LOG_LEVEL: "silent",
     ...env,
   });
   return { ...config, port: 0, metricsPort: 0 };

@@ -6,6 +6,7 @@ import { type Config, loadConfig } from "../../src/config.js";
 import { createMetrics, type Metrics } from "../../src/metrics/metrics.js";
 import { type CallbackEvent, type CallbackQueue, createCallbackQueue, enqueueCallback } from "../../src/webhooks/callbackQueue.js";
 import { createCallbackWorker } from "../../src/webhooks/callbackWorker.js";
+import { createLogger } from "../../src/telemetry/logger.js";
 import type { ResolveHost } from "../../src/webhooks/resolveHost.js";
 import { callbackRetryDelay } from "../../src/webhooks/retrySchedule.js";
 import { deleteKeysUnder, TEST_REDIS_URL, testPrefix } from "../helpers/redisTestPrefix.js";
@@ -54,7 +55,13 @@ async function harness(
   const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   const queue = createCallbackQueue(connection, config);
   const metrics = createMetrics();
-  const { close } = createCallbackWorker({ config, connection, metrics, ...(resolveHost ? { resolveHost } : {}) });
+  const { close } = createCallbackWorker({
+    config,
+    connection,
+    metrics,
+    log: createLogger("worker", "silent"),
+    ...(resolveHost ? { resolveHost } : {}),
+  });
   cleanups.push(async () => {
     await close();
     await queue.close();

@@ -209,6 +209,7 @@ const VARIABLES = {
     "redis://127.0.0.1:6379",
     url(["redis:", "rediss:"]),
     "Standalone Redis holding the queues, results and locks; ignored when REDIS_CLUSTER_NODES is set.",
+    { documentedDefault: "`redis://127.0.0.1:6379`; unset, `dev` uses a private Redis when nothing answers there" },
   ),
   redisClusterNodes: optional(
     "REDIS_CLUSTER_NODES",
@@ -336,8 +337,12 @@ export const CONFIG_VARIABLES: readonly ConfigVariableDoc[] = Object.entries(VAR
 
 function shown(variable: Variable<unknown>, raw: string): string {
   if (variable.secret) return `<hidden, ${raw.length} characters>`;
-  // Redis URLs may carry a password.
-  return JSON.stringify(raw.replace(/\/\/[^/@,]*@/g, "//<credentials>@"));
+  return JSON.stringify(withoutCredentials(raw));
+}
+
+/** Redis URLs (and lists of them) fit for logs: they may carry a password. */
+export function withoutCredentials(url: string): string {
+  return url.replace(/\/\/[^/@,]*@/g, "//<credentials>@");
 }
 
 /** Reads and validates the whole table; throws {@link ConfigError} naming every wrong variable. */

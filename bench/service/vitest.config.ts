@@ -8,6 +8,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["bench/service/index.ts"],
+    globalSetup: ["test/globalSetup.ts"],
     testTimeout: 600_000,
     hookTimeout: 60_000,
     fileParallelism: false,

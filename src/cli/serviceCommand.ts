@@ -4,13 +4,18 @@
  * wrong value (naming it), and on SIGTERM or SIGINT closes what it runs —
  * the API stops accepting, the worker finishes or hands back its jobs — then
  * exits 0. A second signal exits at once.
+ *
+ * Only `dev` finds or starts its own Redis when REDIS_URL is unset
+ * (`localRedis.ts`); `serve` and `worker` use REDIS_URL or its default, since
+ * production processes must all share one.
  */
 import { runApi } from "../api/runApi.js";
-import { ConfigError, loadConfig, type Config } from "../config.js";
+import { ConfigError, loadConfig, withoutCredentials, type Config } from "../config.js";
 import { createMetrics } from "../metrics/metrics.js";
 import type { RunningProcess } from "../queue/runningProcess.js";
 import { runWorker } from "../worker/runWorker.js";
 import type { Io } from "./compactCommand.js";
+import { localRedis, type LocalRedis } from "./localRedis.js";
 import { EXIT, UsageError } from "./usageError.js";
 
 export type ServiceKind = "serve" | "worker" | "dev";
@@ -25,11 +30,15 @@ export interface ServiceOptions {
 
 /** Runs until told to stop; returns the exit code. */
 export async function runService(kind: ServiceKind, io: Io, options: ServiceOptions = {}): Promise<number> {
-  const config = serviceConfig(kind, io);
+  let config = serviceConfig(kind, io);
   const running: RunningProcess[] = [];
   const log = (line: string) => io.stderr.write(`compactd ${kind}: ${line}\n`);
+  let redis: LocalRedis | undefined;
   try {
     if (kind === "dev") {
+      redis = await localRedis({ env: io.env });
+      log(redis.description);
+      config = { ...config, redisUrl: redis.url };
       const metrics = createMetrics();
       const worker = await runWorker(config, { metrics, serveMetrics: false });
       running.push(worker);
@@ -37,10 +46,12 @@ export async function runService(kind: ServiceKind, io: Io, options: ServiceOpti
       running.push(api);
       log(`API and worker on http://127.0.0.1:${api.port} (Bearer ${config.apiKeys[0]!.key})`);
     } else if (kind === "serve") {
+      log(sharedRedisLine(config));
       const api = await runApi(config);
       running.push(api);
       log(`API listening on port ${api.port}`);
     } else {
+      log(sharedRedisLine(config));
       const worker = await runWorker(config);
       running.push(worker);
       log(`worker consuming; metrics on port ${worker.metricsPort ?? "off"}`);
@@ -51,10 +62,16 @@ export async function runService(kind: ServiceKind, io: Io, options: ServiceOpti
   } finally {
     // Close in reverse order: the API stops taking requests before the worker stops taking jobs.
     for (const started of running.reverse()) await started.close();
+    await redis?.stop();
     // Everything is closed; a connection the libraries still hold (Redis gone
     // during shutdown) must not keep the process alive past its grace period.
     setTimeout(() => process.exit(process.exitCode ?? EXIT.compacted), EXIT_GRACE_MS).unref();
   }
+}
+
+/** Said before connecting: a process waiting for an unreachable Redis otherwise looks hung. */
+function sharedRedisLine(config: Config): string {
+  return `using the Redis at ${withoutCredentials(config.redisUrl)} (REDIS_URL)`;
 }
 
 /** How long a closed service may linger for stray handles before it exits anyway. */

@@ -6,6 +6,7 @@ import { deleteKeysUnder, testPrefix } from "../helpers/redisTestPrefix.js";
 import { cliPath, runCli } from "../helpers/runCli.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { waitUntil } from "../helpers/waitUntil.js";
+import { canIsolateNetwork, inIsolatedNetwork } from "../helpers/isolatedNetwork.js";
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -73,4 +74,45 @@ describe("compactd serve | worker | dev", () => {
     expect(await exited).toBe(0);
     expect(stderr).toMatch(/SIGTERM received/);
   }, 60_000);
+
+  describe.skipIf(!canIsolateNetwork)("on a machine where no Redis answers on 127.0.0.1:6379", () => {
+    /**
+     * Runs `compactd <args>` in a network namespace of its own until `until`
+     * shows on stderr, then stops it; without `until`, until it exits.
+     */
+    async function runIsolated(args: string[], env: Record<string, string>, until?: RegExp): Promise<{ code: number | null; stderr: string }> {
+      const [command, ...rest] = inIsolatedNetwork(["env", "-u", "REDIS_URL", ...Object.entries(env).map(([k, v]) => `${k}=${v}`), process.execPath, cliPath, ...args]);
+      const child = spawn(command, rest, { cwd: repoRoot, env: { ...process.env, ANTHROPIC_API_KEY: "" } });
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+      let finished = false;
+      void exited.then(() => (finished = true));
+      await waitUntil(() => until?.test(stderr) || finished, `compactd ${args[0]} printed ${until ?? "its last line"}`, 30_000);
+      child.kill("SIGTERM");
+      return { code: await exited, stderr };
+    }
+
+    it("dev starts a private Redis, says so in one line, and stops it on exit", async () => {
+      const run = await runIsolated(["dev"], { COMPACTD_API_KEYS: "" }, /API and worker on/);
+      expect(run.stderr).toMatch(/^compactd dev: started a private Redis on 127\.0\.0\.1:\d+ \(.*\)$/m);
+      expect(run.code).toBe(0);
+    }, 60_000);
+
+    it("dev names the remedies in one line, without a stack trace, when redis-server is not on PATH either", async () => {
+      const run = await runIsolated(["dev"], { COMPACTD_API_KEYS: "", PATH: "/nonexistent" });
+      expect(run.stderr).toMatch(/^compactd: no Redis: .* install redis-server .* or set REDIS_URL$/m);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+      expect(run.code).toBe(1);
+    }, 60_000);
+
+    it.each([
+      ["serve", { COMPACTD_API_KEYS: "acme:k" }],
+      ["worker", {}],
+    ])("%s never starts a private Redis: it names the shared one it waits for", async (kind, env) => {
+      const run = await runIsolated([kind], env, /using the Redis at/);
+      expect(run.stderr).toMatch(new RegExp(`^compactd ${kind}: using the Redis at redis://127\\.0\\.0\\.1:6379 \\(REDIS_URL\\)$`, "m"));
+      expect(run.stderr).not.toMatch(/private/);
+    }, 60_000);
+  });
 });

@@ -1,12 +1,19 @@
 /**
- * Each service test gets its own Redis key prefix, so tests sharing the one
- * Redis on 127.0.0.1:6379 never see each other's jobs, and removes every key
- * under it afterwards.
+ * Each service test gets its own Redis key prefix, so tests sharing one Redis
+ * (the machine's, or the private one the global setup started) never see each
+ * other's jobs, and removes every key under it afterwards.
  */
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 
-export const TEST_REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+/** Set by the global setup (`test/globalSetup.ts`) before any test file loads. */
+export const TEST_REDIS_URL = requiredRedisUrl();
+
+function requiredRedisUrl(): string {
+  const url = process.env.REDIS_URL;
+  if (!url) throw new Error("REDIS_URL is unset: run the tests through a vitest config whose globalSetup is test/globalSetup.ts");
+  return url;
+}
 
 /** A fresh prefix shaped like the production default: a Redis Cluster hash tag. */
 export function testPrefix(name: string): string {

@@ -1,6 +1,10 @@
 /**
  * `POST /v1/compactions/batch` and `GET /v1/batches/:id`.
  *
+ * Each queued item calls back like a single compaction (`compaction.completed`
+ * or `compaction.failed`) at its own callbackUrl or else the batch's, and the
+ * batch's callbackUrl also gets `batch.completed` once every item is done.
+ *
  * A batch is all-or-nothing about its input (one malformed item refuses the
  * whole request with the item's field named, before anything is queued) but
  * not about the one-in-flight rule: an item whose conversation is already
@@ -54,13 +58,23 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
       return reply.code(202).header("idempotent-replayed", "true").send(await viewBatch(services, existing));
     }
     if (body.callbackUrl !== undefined) await checkCallback(services, body.callbackUrl, "callbackUrl");
+    for (const [index, item] of body.items.entries()) {
+      if (item.callbackUrl !== undefined) await checkCallback(services, item.callbackUrl, `items[${index}].callbackUrl`);
+    }
 
     // Every item is checked before anything is queued.
     const conversations = body.items.map((item, index) => parseRequestConversation(item, `items[${index}].`));
     const decisions: Intake[] = [];
     for (const [index, item] of body.items.entries()) {
+      const callbackUrl = item.callbackUrl ?? body.callbackUrl;
       decisions.push(
-        await intake(item, conversations[index]!, { tenant, fieldPrefix: `items[${index}].`, requestDigest, batchId }),
+        await intake(item, conversations[index]!, {
+          tenant,
+          fieldPrefix: `items[${index}].`,
+          requestDigest,
+          batchId,
+          ...(callbackUrl !== undefined && { callbackUrl }),
+        }),
       );
     }
     const jobIds = decisions.map((decision, index) => {

@@ -13,7 +13,7 @@ import { parseConversation } from "../core/formats/parseConversation.js";
 import type { Conversation } from "../core/message.js";
 import { prepare } from "../core/prepare.js";
 import { canonicalJson, replacesOf } from "../core/replaces.js";
-import { normalizeSettings } from "../core/settings.js";
+import { minimumContextWindow, normalizeSettings } from "../core/settings.js";
 import { TokenEstimator } from "../core/tokenEstimator.js";
 import type { CompactionJobData, ConversationPayload } from "../queue/compactionJob.js";
 import { encodePayload } from "../queue/payloadCodec.js";
@@ -46,6 +46,13 @@ export function parseRequestConversation(request: BatchItemRequest, fieldPrefix:
 /** Decides whether there is anything to compact and, if so, builds the job. */
 export async function intake(request: BatchItemRequest, conversation: Conversation, context: IntakeContext): Promise<Intake> {
   const settings = normalizeSettings({ ...request.settings, maxContextTokens: request.contextWindow });
+  const smallest = minimumContextWindow(settings.reserveTokens);
+  if (request.contextWindow < smallest) {
+    throw invalidField(
+      `${context.fieldPrefix}contextWindow`,
+      `leaves no room for the conversation: ${settings.reserveTokens} tokens are reserved for the next response (settings.reserveTokens), so it must be at least ${smallest}`,
+    );
+  }
   const estimator = new TokenEstimator({ usageTokens: request.usageTokens });
   const preparation = prepare(conversation, settings, estimator);
   if (preparation === null) return { kind: "nothing_to_compact" };

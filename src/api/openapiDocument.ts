@@ -78,7 +78,11 @@ const schemas: Record<string, Schema> = {
       "replaces",
     ],
     properties: {
-      messages: { type: "array", items: {}, description: "Replaces the request's messages (the Anthropic system prompt is unchanged)." },
+      system: {
+        description:
+          "The request's Anthropic top-level system prompt, unchanged; present when the request had one, so the result has the request's shape.",
+      },
+      messages: { type: "array", items: {}, description: "Replaces the request's messages; OpenAI system and developer messages that led them lead them still." },
       summary: { type: "string" },
       reason: { enum: ["threshold", "overflow", "manual"] },
       tokensBefore: { type: "integer" },
@@ -257,7 +261,7 @@ export function openapiDocument(maxBatchItems: number): OpenApiDocument {
       },
       "/v1/compactions/batch": {
         post: {
-          summary: "Queue many compactions with one callback when all have finished",
+          summary: "Queue many compactions: a callback per item, and one more when all have finished",
           parameters: [idempotencyKey],
           requestBody: { required: true, content: { "application/json": { schema: ref("BatchRequest") } } },
           responses: {

@@ -59,7 +59,7 @@ const compactionFields = {
     .describe("The conversation: Anthropic Messages or OpenAI Chat Completions messages, as sent to the model."),
   system: z.unknown().optional().describe("Anthropic's top-level system prompt (string or text blocks); passed through unchanged."),
   format: z.enum(["auto", "anthropic", "openai"]).default("auto").describe("The messages' shape; detected when auto."),
-  contextWindow: tokens.describe("The model's context window in tokens."),
+  contextWindow: tokens.describe("The model's context window in tokens; at least the reserve plus 2048."),
   settings: settings.optional(),
   reason: z
     .enum(REASONS)
@@ -90,8 +90,13 @@ export const compactionRequestSchema = z.strictObject({ ...compactionFields, cal
 
 export type CompactionRequest = z.output<typeof compactionRequestSchema>;
 
-/** One item of a batch: a compaction request without its own callback. */
-export const batchItemSchema = z.strictObject(compactionFields);
+/** One item of a batch: a compaction request whose callback defaults to the batch's. */
+export const batchItemSchema = z.strictObject({
+  ...compactionFields,
+  callbackUrl: callbackUrl
+    .optional()
+    .describe("Receives this item's compaction.completed or compaction.failed callback instead of the batch's callbackUrl."),
+});
 
 export type BatchItemRequest = z.output<typeof batchItemSchema>;
 
@@ -100,7 +105,9 @@ export function batchRequestSchema(maxItems: number) {
     items: z.array(batchItemSchema).min(1).max(maxItems).describe(`Up to ${maxItems} compactions (COMPACTD_MAX_BATCH_ITEMS).`),
     callbackUrl: callbackUrl
       .optional()
-      .describe("Receives one batch.completed callback when every item has finished."),
+      .describe(
+        "Receives compaction.completed or compaction.failed for each queued item without a callbackUrl of its own, and batch.completed once every item has finished.",
+      ),
     metadata: metadata.optional(),
   });
 }

@@ -9,6 +9,8 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import {
   createCompactor,
+  DEFAULT_RESERVE_TOKENS,
+  minimumContextWindow,
   InvalidConversationError,
   NothingToCompactError,
   OFFLINE_SUMMARIZER,
@@ -62,6 +64,9 @@ export async function runCompact(target: string, options: CompactCommandOptions,
  * A directory is compacted file by file (`*.json`), one JSON line per file, so
  * one bad file does not hide the results of the others. Progress goes to
  * stderr only when a person is watching it.
+ *
+ * The exit code reads like a single file's: 2 when any file was bad input,
+ * else 0 when at least one was compacted, else 3 (nothing anywhere to compact).
  */
 async function compactDirectory(
   dir: string,
@@ -71,22 +76,25 @@ async function compactDirectory(
 ): Promise<number> {
   const files = (await readdir(dir)).filter((f) => f.endsWith(".json")).sort();
   if (files.length === 0) throw new UsageError(`${dir}: no .json files in this directory`);
-  let exit: number = EXIT.compacted;
+  let compacted = false;
+  let badInput = false;
   for (const [i, name] of files.entries()) {
     const file = path.join(dir, name);
     if (io.stderr.isTTY) io.stderr.write(`\r[${i + 1}/${files.length}] ${name}\x1b[K`);
     try {
       const outcome = await compactOne(await readJson(file, io), file, options, summarizer);
       const line = outcome === "nothing" ? { file, status: "nothing_to_compact" } : { file, status: "compacted", ...outcome };
+      compacted ||= outcome !== "nothing";
       io.stdout.write(`${JSON.stringify(line)}\n`);
     } catch (err) {
       if (!(err instanceof UsageError)) throw err;
       io.stdout.write(`${JSON.stringify({ file, status: "error", error: err.message })}\n`);
-      exit = EXIT.usage;
+      badInput = true;
     }
   }
   if (io.stderr.isTTY) io.stderr.write("\n");
-  return exit;
+  if (badInput) return EXIT.usage;
+  return compacted ? EXIT.compacted : EXIT.nothingToCompact;
 }
 
 async function compactOne(
@@ -101,6 +109,12 @@ async function compactOne(
   } catch (err) {
     if (err instanceof InvalidConversationError) throw new UsageError(`${source}: ${err.message}`);
     throw err;
+  }
+  const smallest = minimumContextWindow(options.reserveTokens);
+  if (options.contextWindow < smallest) {
+    throw new UsageError(
+      `--context-window ${options.contextWindow} leaves no room for the conversation: ${options.reserveTokens ?? DEFAULT_RESERVE_TOKENS} tokens are reserved for the next response (--reserve-tokens), so the window must be at least ${smallest}`,
+    );
   }
   const compactor = createCompactor({
     settings: {

@@ -2,6 +2,7 @@
  * The `compactd` command line: `compact` runs the core in-process; `serve`,
  * `worker` and `dev` run the service.
  */
+import { createRequire } from "node:module";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { REASONS, type FormatOption, type Reason } from "../core/index.js";
 import { runCompact, type CompactCommandOptions, type Io } from "./compactCommand.js";
@@ -15,6 +16,7 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
   let exitCode: number = EXIT.compacted;
   const program = new Command("compactd")
     .description("Context compaction for LLM agents")
+    .version(packageVersion(), "-V, --version", "print the version")
     .exitOverride()
     .configureOutput({
       writeOut: (s) => io.stdout.write(s),
@@ -45,14 +47,13 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
     ["dev", "run the API and a worker in one process, for a laptop"],
   ];
   for (const [kind, description] of services) {
-    program
-      .command(kind)
-      .description(`${description}; configured by the environment (see the README)`)
-      .action(async () => {
-        // Loaded on demand: `compact` must start fast and never load Redis, BullMQ or fastify.
-        const { runService } = await import("./serviceCommand.js");
-        exitCode = await runService(kind, io);
-      });
+    const command = program.command(kind).description(`${description}; configured by the environment (see the README)`);
+    if (kind === "dev") command.option("--host <address>", "the address the API listens on", "127.0.0.1");
+    command.action(async (opts: { host?: string }) => {
+      // Loaded on demand: `compact` must start fast and never load Redis, BullMQ or fastify.
+      const { runService } = await import("./serviceCommand.js");
+      exitCode = await runService(kind, io, { host: opts.host });
+    });
   }
 
   try {
@@ -94,4 +95,9 @@ function positiveInteger(flag: string): (value: string) => number {
     }
     return Number(value);
   };
+}
+
+/** This package's version; src/cli and dist/cli both sit two folders below package.json. */
+function packageVersion(): string {
+  return (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
 }

@@ -9,6 +9,7 @@
  * (`localRedis.ts`); `serve` and `worker` use REDIS_URL or its default, since
  * production processes must all share one.
  */
+import { randomBytes } from "node:crypto";
 import { runApi } from "../api/runApi.js";
 import { ConfigError, loadConfig, withoutCredentials, type Config } from "../config.js";
 import { createMetrics } from "../metrics/metrics.js";
@@ -23,9 +24,14 @@ export type ServiceKind = "serve" | "worker" | "dev";
 /** The key `compactd dev` accepts when COMPACTD_API_KEYS is unset: a laptop needs no secret. */
 export const DEV_API_KEY = { tenant: "local", key: "dev" } as const;
 
+/** Callback receivers `dev` may call besides public addresses: an agent on the same laptop. */
+export const DEV_CALLBACK_ALLOW = ["127.0.0.0/8", "::1", "localhost"] as const;
+
 export interface ServiceOptions {
   /** Resolves when the process should shut down; defaults to the first SIGTERM or SIGINT. */
   readonly stopSignal?: Promise<void>;
+  /** The address `dev` binds; loopback unless asked otherwise (`dev --host`). */
+  readonly host?: string;
 }
 
 /** Runs until told to stop; returns the exit code. */
@@ -42,9 +48,10 @@ export async function runService(kind: ServiceKind, io: Io, options: ServiceOpti
       const metrics = createMetrics();
       const worker = await runWorker(config, { metrics, serveMetrics: false });
       running.push(worker);
-      const api = await runApi(config, { metrics });
+      const host = options.host ?? "127.0.0.1";
+      const api = await runApi(config, { metrics }, host);
       running.push(api);
-      log(`API and worker on http://127.0.0.1:${api.port} (Bearer ${config.apiKeys[0]!.key})`);
+      log(`API and worker on http://${urlHost(host)}:${api.port} (Bearer ${config.apiKeys[0]!.key})`);
     } else if (kind === "serve") {
       log(sharedRedisLine(config));
       const api = await runApi(config);
@@ -94,7 +101,30 @@ function serviceConfig(kind: ServiceKind, io: Io): Config {
       config = { ...config, apiKeys: [DEV_API_KEY] };
     }
   }
+  if (kind === "dev") config = withLocalCallbacks(config, io);
+  if (kind !== "serve" && config.anthropicApiKey === undefined) {
+    io.stderr.write(`compactd ${kind}: ANTHROPIC_API_KEY is not set; every result will be an offline archive summary (degraded)\n`);
+  }
   return config;
+}
+
+/**
+ * `dev` is a laptop tool: callbacks to the agent on the same machine must
+ * work without setting up a signing secret first, so it makes one (printed,
+ * for the receiver to verify with) and allows loopback receivers.
+ */
+function withLocalCallbacks(config: Config, io: Io): Config {
+  let webhookSecret = config.webhookSecret;
+  if (webhookSecret === undefined) {
+    webhookSecret = `whsec_${randomBytes(32).toString("base64")}`;
+    io.stderr.write(`compactd dev: COMPACTD_WEBHOOK_SECRET is not set; signing callbacks with ${webhookSecret}\n`);
+  }
+  return { ...config, webhookSecret, callbackAllow: [...config.callbackAllow, ...DEV_CALLBACK_ALLOW] };
+}
+
+/** An address as it goes into a URL: IPv6 in brackets. */
+function urlHost(host: string): string {
+  return host.includes(":") ? `[${host}]` : host;
 }
 
 /** The first SIGTERM or SIGINT; a second one ends the process without waiting. */

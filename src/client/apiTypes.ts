@@ -35,7 +35,9 @@ export interface Replaces {
 
 /** The core's compaction result, as `compactd compact` prints it, plus `replaces`. */
 export interface Result {
-  /** Replaces the request's messages (the Anthropic system prompt is unchanged). */
+  /** The request's Anthropic top-level system prompt, unchanged; present when the request had one, so the result has the request's shape. */
+  system?: unknown;
+  /** Replaces the request's messages; OpenAI system and developer messages that led them lead them still. */
   messages: readonly unknown[];
   summary: string;
   reason: "threshold" | "overflow" | "manual";
@@ -101,7 +103,7 @@ export interface CompactionRequest {
    * @default "auto"
    */
   format?: "auto" | "anthropic" | "openai";
-  /** The model's context window in tokens. */
+  /** The model's context window in tokens; at least the reserve plus 2048. */
   contextWindow: number;
   /** Budget overrides; the context window is given separately. */
   settings?: {
@@ -145,7 +147,7 @@ export interface BatchRequest {
      * @default "auto"
      */
     format?: "auto" | "anthropic" | "openai";
-    /** The model's context window in tokens. */
+    /** The model's context window in tokens; at least the reserve plus 2048. */
     contextWindow: number;
     /** Budget overrides; the context window is given separately. */
     settings?: {
@@ -173,8 +175,10 @@ export interface BatchRequest {
     usageTokens?: number;
     /** Any JSON object; echoed back in the job view and the callback. */
     metadata?: Record<string, unknown>;
+    /** Receives this item's compaction.completed or compaction.failed callback instead of the batch's callbackUrl. */
+    callbackUrl?: string;
   })[];
-  /** Receives one batch.completed callback when every item has finished. */
+  /** Receives compaction.completed or compaction.failed for each queued item without a callbackUrl of its own, and batch.completed once every item has finished. */
   callbackUrl?: string;
   /** Any JSON object; echoed back in the job view and the callback. */
   metadata?: Record<string, unknown>;

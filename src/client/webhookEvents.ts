@@ -10,6 +10,8 @@ export interface CompactionCompletedEvent {
   /** The job id. */
   readonly id: string;
   readonly conversationId: string | null;
+  /** The batch the compaction was submitted in, if it was. */
+  readonly batchId?: string;
   /** Splice it into the conversation with `applyCompaction`. */
   readonly result: Result;
   /** The request's `metadata`, or null. */
@@ -20,6 +22,8 @@ export interface CompactionFailedEvent {
   readonly type: "compaction.failed";
   readonly id: string;
   readonly conversationId: string | null;
+  /** The batch the compaction was submitted in, if it was. */
+  readonly batchId?: string;
   /** Why, and how the job ended: `failed` or `cancelled`. */
   readonly error: ErrorBody["error"] & { readonly status: Job["status"] };
   readonly metadata: unknown;
@@ -30,7 +34,7 @@ export interface BatchCompletedEvent {
   /** The batch id. */
   readonly id: string;
   readonly conversationId: null;
-  /** How every item ended; each compaction also had its own job (and webhook, if it asked for one). */
+  /** How every item ended; each queued item also had its own compaction.completed or compaction.failed webhook. */
   readonly result: { readonly counts: Batch["counts"]; readonly items: Batch["items"] };
   readonly metadata: unknown;
 }

@@ -52,7 +52,14 @@ export type SummarizerChoice = Summarizer | typeof OFFLINE_SUMMARIZER;
 
 /** What one compaction did. */
 export interface Result {
-  /** The list that replaces the input's messages (Anthropic's top-level `system` is unchanged). */
+  /**
+   * Anthropic's top-level system prompt, unchanged, when the input had one:
+   * with it the result has the input's own shape, `{system, messages}`, and
+   * whoever writes it back as the session keeps the prompt. (OpenAI system
+   * and developer messages lead `messages` instead.)
+   */
+  readonly system?: unknown;
+  /** The list that replaces the input's messages. */
   readonly messages: unknown[];
   readonly summary: string;
   readonly reason: Reason;
@@ -109,6 +116,8 @@ export interface CompactOptions {
 /** The stop reason of a request that did not fit the summarizer's window (Anthropic, Bedrock, z.ai). */
 const CONTEXT_WINDOW_EXCEEDED = "model_context_window_exceeded";
 
+const MANUAL: CompactOptions = { reason: "manual" };
+
 /** A summarizer call gets this many attempts before the offline summary is used. */
 const SUMMARY_ATTEMPTS = 2;
 
@@ -144,8 +153,13 @@ export class Compactor {
    * lies outside the keep-recent budget (no LLM call is made), and
    * {@link CompactionDisabledError} for a threshold compaction while disabled.
    * Summarizer failures do not throw: they produce a degraded result.
+   * Without options it is a manual compaction.
    */
-  async compact(conversation: Conversation, options: CompactOptions): Promise<Result> {
+  async compact(conversation: Conversation, options: CompactOptions = MANUAL): Promise<Result> {
+    // Plain JavaScript callers get no type check; name the option rather than fail on it later.
+    if (!REASONS.includes(options.reason)) {
+      throw new TypeError(`compact: options.reason must be one of ${REASONS.join(", ")}, got ${JSON.stringify(options.reason)}`);
+    }
     if (options.reason === "threshold" && !this.settings.enabled) throw new CompactionDisabledError();
     const estimator = new TokenEstimator({ usageTokens: options.usageTokens, known: options.knownCounts });
     const prep = prepare(conversation, this.settings, estimator, options.instructions);
@@ -181,6 +195,7 @@ export class Compactor {
     const degraded = ranges.some((r) => r.degraded);
     const writers = ranges.flatMap((r) => (r.writer === undefined ? [] : [r.writer]));
     return {
+      ...(conversation.system !== undefined && { system: conversation.system }),
       messages,
       summary,
       reason: options.reason,

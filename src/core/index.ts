@@ -10,6 +10,8 @@ export {
   DEFAULT_KEEP_RECENT_TOKENS,
   DEFAULT_RESERVE_TOKENS,
   DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS,
+  MIN_USABLE_TOKENS,
+  minimumContextWindow,
   normalizeSettings,
   shouldCompact,
   threshold,

@@ -26,6 +26,18 @@ export const DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS = 120_000;
  */
 export const MIN_SUMMARY_TOKENS = 1024;
 
+/**
+ * Least room a window must leave besides the reserve: a minimal summary and a
+ * recent tail as large. A smaller window would "compact" to a tail of a few
+ * hundred tokens, which helps no agent, so callers refuse it instead.
+ */
+export const MIN_USABLE_TOKENS = 2 * MIN_SUMMARY_TOKENS;
+
+/** The smallest context window compaction can work in while `reserveTokens` stay free. */
+export function minimumContextWindow(reserveTokens: number = DEFAULT_RESERVE_TOKENS): number {
+  return reserveTokens + MIN_USABLE_TOKENS;
+}
+
 /** The split-turn prefix summary needs less room, but not less than this. */
 export const MIN_TURN_PREFIX_SUMMARY_TOKENS = 512;
 

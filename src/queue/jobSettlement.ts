@@ -20,6 +20,7 @@ export type CallbackEvent =
       readonly type: "compaction.completed";
       readonly id: string;
       readonly conversationId: string | null;
+      readonly batchId?: string;
       readonly result: StoredResult;
       readonly metadata: unknown;
     }
@@ -27,6 +28,7 @@ export type CallbackEvent =
       readonly type: "compaction.failed";
       readonly id: string;
       readonly conversationId: string | null;
+      readonly batchId?: string;
       readonly error: JobError & { readonly status: FinalStatus };
       readonly metadata: unknown;
     }
@@ -100,15 +102,17 @@ export function createJobSettlement(results: ResultStore, batches: BatchStore, c
       const { data } = job;
       if (data.callbackUrl !== undefined) {
         const conversationId = data.conversationId ?? null;
+        const batch = data.batchId === undefined ? {} : { batchId: data.batchId };
         const metadata = data.metadata ?? null;
         await notify(
           data.callbackUrl,
           recorded.status === "completed"
-            ? { type: "compaction.completed", id: job.id, conversationId, result: recorded.result, metadata }
+            ? { type: "compaction.completed", id: job.id, conversationId, ...batch, result: recorded.result, metadata }
             : {
                 type: "compaction.failed",
                 id: job.id,
                 conversationId,
+                ...batch,
                 error: { ...recorded.error, status: recorded.status },
                 metadata,
               },

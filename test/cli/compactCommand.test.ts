@@ -35,6 +35,9 @@ describe("compactd compact", () => {
     );
     expect(out).toMatchObject({ reason: "manual", degraded: false, summarizer: "offline", messagesBefore: longSession.length });
     expect(out.summary).toContain("## Where the work stopped");
+    // The input's shape: its top-level system prompt comes back first, unchanged.
+    expect(Object.keys(out)[0]).toBe("system");
+    expect(out.system).toBe("You are terse.");
     expect(out.tokensAfter).toBeLessThan(out.tokensBefore);
     expect(out.messages.slice(1)).toEqual(longSession.slice(out.firstKeptIndex));
   });
@@ -62,6 +65,8 @@ describe("compactd compact", () => {
     [["compact", "FILE", "--context-window", "1000", "--reason", "bored"], /--reason.*bored/],
     [["compact", "BAD", "--context-window", "1000"], /not valid JSON/],
     [["compact", "INVALID", "--context-window", "1000"], /messages\[1\]\.role/],
+    [["compact", "FILE", "--context-window", "1000"], /--context-window 1000 leaves no room for the conversation: 16384 tokens are reserved .* at least 18432$/m],
+    [["compact", "FILE", "--context-window", "5000", "--reserve-tokens", "4000"], /at least 6048$/m],
   ])("exits 2 with a one-line message for bad usage or input: %j", async (args, message) => {
     const bad = path.join(dir, "bad.json");
     const invalid = path.join(dir, "invalid.json");
@@ -100,6 +105,35 @@ describe("compactd compact", () => {
     const run = await runCli(["compact", longFile, "--context-window", "100000", "--summarizer", "anthropic"], { env: noKey });
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/ANTHROPIC_API_KEY/);
+  });
+
+  it("keeps an OpenAI conversation's leading system and developer messages first, with no top-level system added", async () => {
+    const [first, ...rest] = longSession as { role: string; content: unknown }[];
+    const openai = [
+      { role: "system", content: "You are terse." },
+      { role: "developer", content: "Prefer small diffs." },
+      first,
+      ...rest.map((m) => (m.role === "assistant" ? { role: "assistant", content: "ok" } : { role: "user", content: JSON.stringify(m.content) })),
+    ];
+    const run = await runCli(["compact", "-", "--context-window", "100000", "--keep-recent-tokens", "8000", "--summarizer", "archive"], {
+      env: noKey,
+      stdin: JSON.stringify({ messages: openai }),
+    });
+    expect(run.code).toBe(0);
+    const out = JSON.parse(run.stdout);
+    expect(out).not.toHaveProperty("system");
+    expect(out.messages.slice(0, 2)).toEqual(openai.slice(0, 2));
+    expect(out.messages[2].content).toContain(out.summary.slice(0, 40));
+  });
+
+  it("exits 3 for a directory where nothing needed compacting, and 0 when something was compacted", async () => {
+    const nothing = await mkdtemp(path.join(tmpdir(), "compactd-cli-nothing-"));
+    await writeFile(path.join(nothing, "a.json"), JSON.stringify(reactTurn({ rounds: 1 })));
+    await writeFile(path.join(nothing, "b.json"), JSON.stringify(reactTurn({ rounds: 1 })));
+    const args = ["--context-window", "100000", "--keep-recent-tokens", "8000"];
+    expect((await runCli(["compact", nothing, ...args], { env: noKey })).code).toBe(3);
+    await writeFile(path.join(nothing, "c.json"), JSON.stringify(longSession));
+    expect((await runCli(["compact", nothing, ...args], { env: noKey })).code).toBe(0);
   });
 
   it("compacts a directory file by file, one JSON line each", async () => {

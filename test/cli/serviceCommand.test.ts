@@ -88,7 +88,7 @@ describe("compactd serve | worker | dev", () => {
       const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
       let finished = false;
       void exited.then(() => (finished = true));
-      await waitUntil(() => until?.test(stderr) || finished, `compactd ${args[0]} printed ${until ?? "its last line"}`, 30_000);
+      await waitUntil(() => until?.test(stderr) || finished, `compactd ${args[0]} printed ${until ?? "its last line"}`, 90_000);
       child.kill("SIGTERM");
       return { code: await exited, stderr };
     }
@@ -97,14 +97,14 @@ describe("compactd serve | worker | dev", () => {
       const run = await runIsolated(["dev"], { COMPACTD_API_KEYS: "" }, /API and worker on/);
       expect(run.stderr).toMatch(/^compactd dev: started a private Redis on 127\.0\.0\.1:\d+ \(.*\)$/m);
       expect(run.code).toBe(0);
-    }, 60_000);
+    }, 120_000);
 
     it("dev names the remedies in one line, without a stack trace, when redis-server is not on PATH either", async () => {
       const run = await runIsolated(["dev"], { COMPACTD_API_KEYS: "", PATH: "/nonexistent" });
       expect(run.stderr).toMatch(/^compactd: no Redis: .* install redis-server .* or set REDIS_URL$/m);
       expect(run.stderr).not.toMatch(/\n\s+at /);
       expect(run.code).toBe(1);
-    }, 60_000);
+    }, 120_000);
 
     it.each([
       ["serve", { COMPACTD_API_KEYS: "acme:k" }],
@@ -113,6 +113,6 @@ describe("compactd serve | worker | dev", () => {
       const run = await runIsolated([kind], env, /using the Redis at/);
       expect(run.stderr).toMatch(new RegExp(`^compactd ${kind}: using the Redis at redis://127\\.0\\.0\\.1:6379 \\(REDIS_URL\\)$`, "m"));
       expect(run.stderr).not.toMatch(/private/);
-    }, 60_000);
+    }, 120_000);
   });
 });

@@ -7,6 +7,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
 export interface ReceivedCallback {
+  /** The request's path, e.g. `/hook`. */
+  readonly path: string;
   readonly headers: IncomingHttpHeaders;
   readonly body: string;
 }
@@ -35,7 +37,7 @@ export async function startWebhookReceiver(respond: Responder = () => ({ status:
       const chunks: Buffer[] = [];
       request.on("data", (chunk: Buffer) => chunks.push(chunk));
       request.on("end", () => {
-        const callback = { headers: request.headers, body: Buffer.concat(chunks).toString("utf8") };
+        const callback = { path: request.url ?? "", headers: request.headers, body: Buffer.concat(chunks).toString("utf8") };
         const answer = respond(received.length, callback);
         received.push(callback);
         if (answer === "hang") return;

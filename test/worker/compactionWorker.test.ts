@@ -139,29 +139,59 @@ describe("a compaction job", () => {
 });
 
 describe("a batch", () => {
-  it("sends one batch.completed callback once every item has finished", async () => {
+  it("calls back per item (at the item's own callbackUrl, else the batch's) and once more with batch.completed", async () => {
     const response = await h.app.inject({
       method: "POST",
       url: "/v1/compactions/batch",
       headers: bearer("acme"),
       payload: {
-        items: [markedRequest(marker()), markedRequest(marker()), { messages: markedConversation(marker(), 1), contextWindow: 200_000 }],
+        items: [
+          markedRequest(marker(), { metadata: { item: "a" } }),
+          { ...markedRequest(marker()), callbackUrl: h.receiver.url("/item-b") },
+          { messages: markedConversation(marker(), 1), contextWindow: 200_000 },
+        ],
         callbackUrl: h.receiver.url("/batch"),
         metadata: { nightly: true },
       },
     });
     expect(response.statusCode).toBe(202);
     const batchId = response.json().id as string;
-    await waitUntil(() => h.receiver.received.some((callback) => callback.body.includes(batchId)), "the batch callback arrives", 30_000);
-    const event = JSON.parse(h.receiver.received.find((callback) => callback.body.includes(batchId))!.body);
-    expect(event).toMatchObject({
-      type: "batch.completed",
-      id: batchId,
-      result: { counts: { completed: 2, nothing_to_compact: 1 } },
-      metadata: { nightly: true },
-    });
+    const [itemA, itemB] = response.json().items as { id: string }[];
+    const events = () =>
+      h.receiver.received
+        .map((callback) => ({ path: callback.path, event: JSON.parse(callback.body) as Record<string, unknown> }))
+        .filter(({ event }) => event.id === batchId || event.batchId === batchId);
+    await waitUntil(() => events().length >= 3, "two item callbacks and the batch callback arrive", 30_000);
+
+    const at = (path: string) => events().filter((e) => e.path === path).map((e) => e.event);
+    expect(at("/batch")).toHaveLength(2);
+    expect(at("/batch")).toContainEqual(
+      expect.objectContaining({ type: "compaction.completed", id: itemA!.id, batchId, metadata: { item: "a" } }),
+    );
+    expect(at("/batch")).toContainEqual(
+      expect.objectContaining({
+        type: "batch.completed",
+        id: batchId,
+        result: expect.objectContaining({ counts: { completed: 2, nothing_to_compact: 1 } }),
+        metadata: { nightly: true },
+      }),
+    );
+    const [ownCallback] = at("/item-b");
+    expect(ownCallback).toMatchObject({ type: "compaction.completed", id: itemB!.id, batchId });
+    expect((ownCallback!.result as { messages: unknown[] }).messages.length).toBeGreaterThan(0);
     const view = await h.app.inject({ method: "GET", url: `/v1/batches/${batchId}`, headers: bearer("acme") });
     expect(view.json()).toMatchObject({ status: "completed", counts: { completed: 2, nothing_to_compact: 1 } });
+  });
+
+  it("refuses an item's callbackUrl the service would not call, naming the item's field", async () => {
+    const response = await h.app.inject({
+      method: "POST",
+      url: "/v1/compactions/batch",
+      headers: bearer("acme"),
+      payload: { items: [markedRequest(marker()), { ...markedRequest(marker()), callbackUrl: "http://169.254.169.254/latest" }] },
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error).toMatchObject({ code: "invalid_callback_url", field: "items[1].callbackUrl" });
   });
 });
 

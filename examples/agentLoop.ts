@@ -43,6 +43,7 @@ import {
 } from "../src/client/index.js";
 import { DEFAULT_MODEL } from "../src/summarizers/anthropic.js";
 import { startWebhookReceiver } from "./webhookReceiver.js";
+import { exitUnlessSet } from "./exampleEnv.js";
 
 type MessageParam = Anthropic.MessageParam;
 
@@ -262,6 +263,10 @@ export async function runAgentLoop(prompts: AsyncIterable<string> | Iterable<str
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  exitUnlessSet("agentLoop", {
+    ANTHROPIC_API_KEY: "the agent talks to Claude, or to ANTHROPIC_BASE_URL",
+    COMPACTD_WEBHOOK_SECRET: "to verify compactd's callbacks; `compactd dev` prints it",
+  });
   const env = process.env;
   const messages = await runAgentLoop(process.argv.slice(2), {
     anthropic: new Anthropic(),

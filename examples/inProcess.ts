@@ -16,6 +16,7 @@ import { replacesOf, type CompactionSwap } from "../src/client/index.js";
 import { createCompactor, NothingToCompactError, parseConversation, type Reason } from "../src/core/index.js";
 import { createAnthropicSummarizer, DEFAULT_MODEL } from "../src/summarizers/anthropic.js";
 import { CompactingAgent, type AgentEvent, type Compactions } from "./agentLoop.js";
+import { exitUnlessSet } from "./exampleEnv.js";
 
 type MessageParam = Anthropic.MessageParam;
 
@@ -72,6 +73,7 @@ export async function runInProcessLoop(prompts: AsyncIterable<string> | Iterable
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  exitUnlessSet("inProcess", { ANTHROPIC_API_KEY: "the agent and its summaries talk to Claude, or to ANTHROPIC_BASE_URL" });
   const messages = await runInProcessLoop(process.argv.slice(2), {
     anthropic: new Anthropic(),
     model: process.env.ANTHROPIC_MODEL ?? DEFAULT_MODEL,

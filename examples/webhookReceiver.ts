@@ -15,6 +15,7 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { verifyWebhook, WebhookVerificationError, type WebhookEvent } from "../src/client/index.js";
+import { exitUnlessSet } from "./exampleEnv.js";
 
 export interface WebhookReceiverOptions {
   /** The service's COMPACTD_WEBHOOK_SECRET (`whsec_…`). */
@@ -73,6 +74,7 @@ async function rawBody(request: IncomingMessage): Promise<Buffer> {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  exitUnlessSet("webhookReceiver", { COMPACTD_WEBHOOK_SECRET: "the secret compactd signs with; `compactd dev` prints it" });
   const receiver = await startWebhookReceiver({
     secret: process.env.COMPACTD_WEBHOOK_SECRET ?? "",
     port: Number(process.env.PORT ?? 3000),

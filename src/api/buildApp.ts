@@ -31,11 +31,15 @@ export interface ApiDeps {
 }
 
 /** Fastify's own errors for input it refuses, and what the API calls them. */
-const FASTIFY_INPUT_ERRORS: Readonly<Record<string, { status: number; code: string; message?: string }>> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, code: "body_too_large" },
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: "unsupported_media_type", message: "send the body as application/json" },
+const FASTIFY_INPUT_ERRORS: Readonly<Record<string, { status: number; code: string; message?: (config: Config) => string }>> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: {
+    status: 413,
+    code: "body_too_large",
+    message: (config) => `the body is larger than the limit of ${config.bodyLimitBytes} bytes (COMPACTD_BODY_LIMIT_BYTES)`,
+  },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: "unsupported_media_type", message: () => "send the body as application/json" },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: "invalid_content_length" },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: "invalid_json", message: "the body is empty; send a JSON object" },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: "invalid_json", message: () => "the body is empty; send a JSON object" },
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: "invalid_json" },
   FST_ERR_BAD_URL: { status: 400, code: "invalid_url" },
   FST_ERR_INVALID_URL: { status: 400, code: "invalid_url" },
@@ -51,7 +55,7 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
     onConstructorPoisoning: "error",
     return503OnClosing: true,
     frameworkErrors: (error, _request, reply) => {
-      const apiError = inputError(error);
+      const apiError = inputError(error, config);
       void (reply as FastifyReply).code(apiError.statusCode).send(apiError.body());
     },
   });
@@ -60,7 +64,7 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
   app.removeContentTypeParser(["text/plain"]);
 
   app.setErrorHandler<FastifyError>((error, request, reply) => {
-    const apiError = error instanceof ApiError ? error : inputError(error);
+    const apiError = error instanceof ApiError ? error : inputError(error, config);
     if (apiError.statusCode >= 500) request.log.error(error);
     void reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.body());
   });
@@ -89,10 +93,10 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
  * An error that is not an ApiError: fastify's refusals of input become 4xx in
  * the API's shape; Redis being out of reach is a 503; anything else is a bug.
  */
-function inputError(error: FastifyError | Error): ApiError {
+function inputError(error: FastifyError | Error, config: Config): ApiError {
   const code = (error as FastifyError).code;
   const known = code === undefined ? undefined : FASTIFY_INPUT_ERRORS[code];
-  if (known !== undefined) return new ApiError(known.status, known.code, known.message ?? error.message);
+  if (known !== undefined) return new ApiError(known.status, known.code, known.message?.(config) ?? error.message);
   const status = (error as FastifyError).statusCode;
   if (status !== undefined && status >= 400 && status < 500) return new ApiError(status, "bad_request", error.message);
   if (isRedisUnavailable(error)) return redisUnavailable();

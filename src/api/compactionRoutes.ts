@@ -29,8 +29,9 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
     if (idempotencyKey !== undefined) {
       // A replay is answered from the job, even when the queue is full.
       await services.whenRedisReady();
-      const existing = await findByIdempotencyKey(services, seed);
-      if (existing !== undefined && existing.data.requestDigest !== requestDigest) throw keyReused();
+      // A cancelled queued job is gone from its queue; its tombstone keeps the digest.
+      const boundTo = (await findByIdempotencyKey(services, seed))?.data.requestDigest ?? (await tombstoneDigest(services, seed));
+      if (boundTo !== undefined && boundTo !== requestDigest) throw keyReused();
       const view = await viewJob(queues.of(jobId), results, settlement, tenant, jobId);
       if (view !== undefined) return replay(reply, view);
     }
@@ -115,6 +116,7 @@ async function removeIfQueued(services: ApiServices, tenant: string, id: string)
     reason: data.reason,
     attempts: job.attemptsStarted,
     createdAt: job.timestamp,
+    requestDigest: data.requestDigest,
     ...(data.conversationId !== undefined && { conversationId: data.conversationId }),
     ...(data.metadata !== undefined && { metadata: data.metadata }),
     ...(data.batchId !== undefined && { batchId: data.batchId }),
@@ -153,6 +155,13 @@ async function findByIdempotencyKey(services: ApiServices, seed: string): Promis
   const { shards } = services.queues;
   const found = await Promise.all(shards.map((queue, shard) => queue.getJob(jobIdInShard(seed, shard))));
   return found.find((job) => job !== undefined);
+}
+
+/** The request digest a cancelled queued job of this idempotency key left in its tombstone, whichever shard it was in. */
+async function tombstoneDigest(services: ApiServices, seed: string): Promise<string | undefined> {
+  const { shards } = services.queues;
+  const found = await Promise.all(shards.map((_, shard) => services.results.getTombstone(jobIdInShard(seed, shard))));
+  return found.find((tombstone) => tombstone?.requestDigest !== undefined)?.requestDigest;
 }
 
 /** A repeated Idempotency-Key: the job it created, as it is now. */

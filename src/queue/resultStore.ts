@@ -41,6 +41,8 @@ export interface Tombstone {
   readonly batchId?: string;
   readonly attempts: number;
   readonly createdAt: number;
+  /** The job's request digest, so its Idempotency-Key stays bound to its request after the job is gone. */
+  readonly requestDigest?: string;
 }
 
 export class ResultStore {

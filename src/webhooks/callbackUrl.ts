@@ -11,7 +11,11 @@ import { type ResolveHost, systemResolveHost } from "./resolveHost.js";
  * Delivery judges the connected address again (guardedLookup.ts).
  */
 
-/** A callback URL the service will not call; the API answers 400 naming `field`. */
+/**
+ * A callback URL the service will not call; the API answers 400 naming
+ * `field`. The message says what is wrong with the URL without naming the
+ * field, which the API puts in front of it (`items[2].callbackUrl: …`).
+ */
 export class CallbackUrlError extends Error {
   readonly code = "invalid_callback_url";
   readonly field = "callbackUrl";
@@ -37,20 +41,20 @@ export function callbackHost(url: URL): string {
  * `0x7f.1` or `2130706433` into `127.0.0.1`.
  */
 export function parseCallbackUrl(raw: unknown, allow: CallbackAllow): URL {
-  if (typeof raw !== "string") throw new CallbackUrlError("callbackUrl must be a string");
-  if (raw.length > MAX_URL_LENGTH) throw new CallbackUrlError(`callbackUrl is longer than ${MAX_URL_LENGTH} characters`);
-  if (!URL.canParse(raw)) throw new CallbackUrlError("callbackUrl is not a URL");
+  if (typeof raw !== "string") throw new CallbackUrlError("must be a string");
+  if (raw.length > MAX_URL_LENGTH) throw new CallbackUrlError(`is longer than ${MAX_URL_LENGTH} characters`);
+  if (!URL.canParse(raw)) throw new CallbackUrlError("is not a URL");
   const url = new URL(raw);
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new CallbackUrlError(`callbackUrl scheme ${url.protocol} is not allowed; use http or https`);
+    throw new CallbackUrlError(`scheme ${url.protocol} is not allowed; use http or https`);
   }
   if (url.username !== "" || url.password !== "") {
-    throw new CallbackUrlError("callbackUrl must not carry credentials; receivers authenticate callbacks by their signature");
+    throw new CallbackUrlError("must not carry credentials; receivers authenticate callbacks by their signature");
   }
   const host = callbackHost(url);
   if (isIP(host) !== 0 && !allow.allowsAddress(host)) {
     const reason = refusalOf(host);
-    if (reason !== null) throw new CallbackUrlError(`callbackUrl refused: ${host} is ${reason}; ${POLICY}`);
+    if (reason !== null) throw new CallbackUrlError(`${host} is ${reason}; ${POLICY}`);
   }
   return url;
 }
@@ -75,11 +79,11 @@ export async function checkCallbackUrl(
     resolved = await resolveHost(host);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOTFOUND" || code === "ENODATA") throw new CallbackUrlError(`callbackUrl host ${host} does not resolve`);
+    if (code === "ENOTFOUND" || code === "ENODATA") throw new CallbackUrlError(`host ${host} does not resolve`);
     return;
   }
   for (const { address } of resolved) {
     const refusal = refusalFor(allowList, host, address);
-    if (refusal !== null) throw new CallbackUrlError(`callbackUrl refused: ${refusal}; ${POLICY}`);
+    if (refusal !== null) throw new CallbackUrlError(`${refusal}; ${POLICY}`);
   }
 }

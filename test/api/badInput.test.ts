@@ -67,11 +67,23 @@ describe("requests the API refuses, each with a 4xx naming the problem", () => {
 
   it("a body over the size limit", async () => {
     const huge = { ...valid, messages: [{ role: "user", content: "x".repeat(300_000) }] };
-    await expectError(await send({ payload: JSON.stringify(huge) }), 413, { code: "body_too_large" });
+    const response = await send({ payload: JSON.stringify(huge) });
+    await expectError(response, 413, { code: "body_too_large" });
+    expect(response.json().error.message).toBe(
+      `the body is larger than the limit of ${config.bodyLimitBytes} bytes (COMPACTD_BODY_LIMIT_BYTES)`,
+    );
   });
 
   it("a prototype-poisoning key", async () => {
     await expectError(await send({ payload: '{"__proto__": {"admin": true}, "messages": [], "contextWindow": 1000}' }), 400, {});
+  });
+
+  it("a context window that leaves no room besides the reserve, naming the smallest that works", async () => {
+    const response = await send({ payload: { ...valid, contextWindow: 1000 } });
+    await expectError(response, 400, { code: "invalid_request", field: "contextWindow" });
+    expect(response.json().error.message).toMatch(/16384 tokens are reserved for the next response .* at least 18432$/);
+    const smaller = await send({ payload: { ...valid, contextWindow: 5000, settings: { reserveTokens: 4000 } } });
+    expect(smaller.json().error.message).toMatch(/at least 6048$/);
   });
 
   it("a missing context window", async () => {

@@ -134,6 +134,21 @@ describe("POST /v1/compactions", () => {
     expect(reused.json().error).toMatchObject({ code: "idempotency_key_reused", field: "Idempotency-Key" });
   });
 
+  it("refuses an Idempotency-Key reused for a different request after its job was cancelled, and replays it for the same one", async () => {
+    const headers = { ...bearer("acme"), "idempotency-key": "retry-after-cancel" };
+    const body = compactable({ conversationId: "cancelled-then-reused" });
+    const first = await post(h.app, body, headers);
+    expect(first.statusCode).toBe(202);
+    const cancel = await h.app.inject({ method: "DELETE", url: `/v1/compactions/${first.json().id as string}`, headers: bearer("acme") });
+    expect(cancel.json().status).toBe("cancelled");
+    const same = await post(h.app, body, headers);
+    expect(same.statusCode).toBe(202);
+    expect(same.json()).toEqual({ id: first.json().id, status: "cancelled" });
+    const other = await post(h.app, compactable({ conversationId: "another" }), headers);
+    expect(other.statusCode).toBe(422);
+    expect(other.json().error.code).toBe("idempotency_key_reused");
+  });
+
   it("refuses a second compaction of a conversation in flight with 409 naming the first job", async () => {
     const first = await post(h.app, compactable({ conversationId: "conv-busy" }));
     const second = await post(h.app, compactable({ conversationId: "conv-busy" }));
@@ -182,6 +197,15 @@ describe("callback URLs", () => {
     const response = await post(h.app, compactable({ callbackUrl }));
     expect(response.statusCode).toBe(400);
     expect(response.json().error.field).toBe("callbackUrl");
+    // The field is named once, in front; the rest says what is wrong with the URL.
+    expect(response.json().error.message).toMatch(/^callbackUrl: (?!.*callbackUrl)/);
+  });
+
+  it("says what a refused callback address is, naming the field once", async () => {
+    const response = await post(h.app, compactable({ callbackUrl: "http://127.0.0.1:9000/hook" }));
+    expect(response.json().error.message).toBe(
+      "callbackUrl: 127.0.0.1 is a loopback address; only public addresses, or those the operator allows in COMPACTD_CALLBACK_ALLOW, receive callbacks",
+    );
   });
 
   it("accepts a public callback URL", async () => {

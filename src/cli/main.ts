@@ -41,6 +41,18 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
       exitCode = await runCompact(file, toCompactOptions(opts), io);
     });
 
+  program
+    .command("demo")
+    .description(
+      "run the API, a worker and a webhook receiver on a private Redis, compact the bundled session and the shared corpus (or the .json files of [directory]) through the HTTP API, and show what happened",
+    )
+    .argument("[directory]", "conversation files to submit instead of the shared corpus")
+    .action(async (directory: string | undefined) => {
+      // Loaded on demand, like the services: `compact` must not load Redis, BullMQ or fastify.
+      const { runDemo } = await import("./demoCommand.js");
+      exitCode = await runDemo(directory, io);
+    });
+
   const services: [ServiceKind, string][] = [
     ["serve", "run the HTTP API (PORT, default 8080)"],
     ["worker", "run a compaction worker (metrics on METRICS_PORT, default 9464)"],

@@ -103,7 +103,7 @@ function serviceConfig(kind: ServiceKind, io: Io): Config {
   }
   if (kind === "dev") config = withLocalCallbacks(config, io);
   if (kind !== "serve" && config.anthropicApiKey === undefined) {
-    io.stderr.write(`compactd ${kind}: ANTHROPIC_API_KEY is not set; every result will be an offline archive summary (degraded)\n`);
+    io.stderr.write(`compactd ${kind}: ANTHROPIC_API_KEY is not set; every result will be an offline summary (structured extract, no model)\n`);
   }
   return config;
 }

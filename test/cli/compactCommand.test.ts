@@ -115,7 +115,7 @@ describe("compactd compact", () => {
       first,
       ...rest.map((m) => (m.role === "assistant" ? { role: "assistant", content: "ok" } : { role: "user", content: JSON.stringify(m.content) })),
     ];
-    const run = await runCli(["compact", "-", "--context-window", "100000", "--keep-recent-tokens", "8000", "--summarizer", "archive"], {
+    const run = await runCli(["compact", "-", "--context-window", "100000", "--keep-recent-tokens", "8000", "--summarizer", "offline"], {
       env: noKey,
       stdin: JSON.stringify({ messages: openai }),
     });

@@ -114,7 +114,7 @@ describe("compactd serve | worker | dev", () => {
       expect(run.stderr).toMatch(new RegExp(`^compactd ${kind}: using the Redis at redis://127\\.0\\.0\\.1:6379 \\(REDIS_URL\\)$`, "m"));
       expect(run.stderr).not.toMatch(/private/);
       // Only a worker summarizes, so only it says what a missing key means for the results.
-      expect(run.stderr.match(/ANTHROPIC_API_KEY is not set; every result will be an offline archive summary/g)?.length ?? 0).toBe(
+      expect(run.stderr.match(/ANTHROPIC_API_KEY is not set; every result will be an offline summary/g)?.length ?? 0).toBe(
         kind === "worker" ? 1 : 0,
       );
     }, 120_000);

@@ -84,7 +84,7 @@ describe("the README's curl examples against compactd dev", () => {
     const lines = dev.stderr();
     expect(lines).toContain(`compactd dev: API and worker on http://127.0.0.1:${dev.port} (Bearer dev)`);
     expect(lines).toMatch(/^compactd dev: COMPACTD_WEBHOOK_SECRET is not set; signing callbacks with whsec_[A-Za-z0-9+/=]+$/m);
-    expect(lines.match(/ANTHROPIC_API_KEY is not set; every result will be an offline archive summary/g)).toHaveLength(1);
+    expect(lines.match(/ANTHROPIC_API_KEY is not set; every result will be an offline summary/g)).toHaveLength(1);
   });
 
   it("work as written: a compaction, its result, a cancel, a batch, and signed callbacks for each", async () => {

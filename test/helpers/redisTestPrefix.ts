@@ -5,6 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
+import { deleteKeysUnder as deleteKeys } from "../../src/queue/deleteKeys.js";
 
 /** Set by the global setup (`test/globalSetup.ts`) before any test file loads. */
 export const TEST_REDIS_URL = requiredRedisUrl();
@@ -24,13 +25,7 @@ export function testPrefix(name: string): string {
 export async function deleteKeysUnder(prefix: string): Promise<void> {
   const redis = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: 3 });
   try {
-    const pattern = `${prefix.replace(/[*?[\]\\]/g, "\\$&")}*`;
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== "0");
+    await deleteKeys(redis, prefix);
   } finally {
     redis.disconnect();
   }

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -6,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { conversation, reactTurn } from "../helpers/conversations.js";
 import { deeplyNestedJson, toolCallWithInput } from "../helpers/deepJson.js";
 import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
-import { cliPath, runCli } from "../helpers/runCli.js";
-import { repoRoot } from "../helpers/repoRoot.js";
+import { stderrOnTerminal } from "../helpers/onTerminal.js";
+import { runCli } from "../helpers/runCli.js";
 
 const noKey = { ANTHROPIC_API_KEY: "" };
 let dir: string;
@@ -179,15 +178,7 @@ describe("compactd compact on a directory, watched from a terminal", () => {
     await writeFile(path.join(sub, "a.json"), JSON.stringify(longSession));
     await writeFile(path.join(sub, "b.json"), JSON.stringify(reactTurn({ rounds: 1 })));
     const args = ["compact", sub, "--context-window", "100000", "--keep-recent-tokens", "8000", "--summarizer", "offline"];
-    // `script` runs the command on a pseudo-terminal, as a person at a shell would.
-    const command = [process.execPath, cliPath, ...args].map((a) => `'${a}'`).join(" ");
-    const tty = await new Promise<string>((resolve, reject) => {
-      const child = spawn("script", ["-qec", `${command} >/dev/null`, "/dev/null"], { cwd: repoRoot, env: { ...process.env, ANTHROPIC_API_KEY: "" } });
-      let out = "";
-      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-      child.on("error", reject);
-      child.on("close", () => resolve(out));
-    });
+    const tty = await stderrOnTerminal(args, { ANTHROPIC_API_KEY: "" });
     expect(tty).toContain("[1/2] a.json");
     expect(tty).toContain("[2/2] b.json");
     const piped = await runCli(args, { env: noKey });

@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -6,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { conversation, reactTurn } from "../helpers/conversations.js";
 import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
 import { repoRoot } from "../helpers/repoRoot.js";
-import { cliPath, runCli } from "../helpers/runCli.js";
+import { stderrOnTerminal } from "../helpers/onTerminal.js";
+import { runCli } from "../helpers/runCli.js";
 
 let fake: FakeAnthropic;
 let dir: string;
@@ -68,15 +68,7 @@ describe("compactd demo", () => {
   }, 180_000);
 
   it("shows a live progress bar on stderr when stderr is a terminal", async () => {
-    // `script` runs the demo on a pseudo-terminal, as a person at a shell would; stdout is discarded.
-    const command = [process.execPath, cliPath, "demo", dir].map((a) => `'${a}'`).join(" ");
-    const screen = await new Promise<string>((resolve, reject) => {
-      const child = spawn("script", ["-qec", `${command} >/dev/null`, "/dev/null"], { cwd: repoRoot, env: { ...process.env, ANTHROPIC_API_KEY: "" } });
-      let out = "";
-      child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-      child.on("error", reject);
-      child.on("close", () => resolve(out));
-    });
+    const screen = await stderrOnTerminal(["demo", dir], { ANTHROPIC_API_KEY: "" });
     expect(screen).toMatch(/2\/2 done \| 0 queued \| 0 running \| \d+ degraded/);
     expect(screen).not.toMatch(/^compactd demo: \d+\/\d+ done,/m);
   }, 180_000);

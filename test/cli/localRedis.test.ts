@@ -1,19 +1,8 @@
-import { createServer } from "node:net";
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { localRedis, NoRedisError } from "../../src/cli/localRedis.js";
+import { freePort } from "../helpers/freePort.js";
 import { TEST_REDIS_URL } from "../helpers/redisTestPrefix.js";
-
-/** A port nothing listens on: bound by the OS, then released. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
 
 async function pingFails(url: string): Promise<boolean> {
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
@@ -44,7 +33,7 @@ describe("the Redis a laptop command runs on", () => {
   });
 
   it("starts a private redis-server when nothing answers, keeping nothing on disk and evicting nothing, and stops it", async () => {
-    const redis = await localRedis({ env: { PATH: process.env.PATH }, probe: { host: "127.0.0.1", port: await closedPort() } });
+    const redis = await localRedis({ env: { PATH: process.env.PATH }, probe: { host: "127.0.0.1", port: await freePort() } });
     expect(redis.description).toMatch(/^started a private Redis on 127\.0\.0\.1:\d+ \(.*redis-server, nothing kept on disk; stopped on exit\)$/);
     const client = new Redis(redis.url);
     try {
@@ -59,7 +48,7 @@ describe("the Redis a laptop command runs on", () => {
   });
 
   it("names the remedies in one line when nothing answers and redis-server is not on PATH", async () => {
-    const attempt = localRedis({ env: { PATH: "/nonexistent" }, probe: { host: "127.0.0.1", port: await closedPort() } });
+    const attempt = localRedis({ env: { PATH: "/nonexistent" }, probe: { host: "127.0.0.1", port: await freePort() } });
     await expect(attempt).rejects.toBeInstanceOf(NoRedisError);
     await expect(attempt).rejects.toThrow(
       /^no Redis: nothing answers on 127\.0\.0\.1:\d+ and redis-server is not on PATH; install redis-server .* or set REDIS_URL$/,

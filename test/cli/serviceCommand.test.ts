@@ -1,22 +1,13 @@
 import { spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { conversation, reactTurn } from "../helpers/conversations.js";
 import { deleteKeysUnder, testPrefix } from "../helpers/redisTestPrefix.js";
 import { cliPath, runCli } from "../helpers/runCli.js";
+import { freePort } from "../helpers/freePort.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 import { canIsolateNetwork, inIsolatedNetwork } from "../helpers/isolatedNetwork.js";
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
 
 const prefixes: string[] = [];
 afterAll(async () => {

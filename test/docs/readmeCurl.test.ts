@@ -6,13 +6,13 @@
  */
 import { spawn, execFile } from "node:child_process";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deleteKeysUnder, testPrefix } from "../helpers/redisTestPrefix.js";
+import { freePort } from "../helpers/freePort.js";
 import { repoRoot } from "../helpers/repoRoot.js";
 import { cliPath } from "../helpers/runCli.js";
 import { waitUntil } from "../helpers/waitUntil.js";
@@ -20,15 +20,6 @@ import { startWebhookReceiver, type WebhookReceiver } from "../webhooks/webhookR
 
 const run = promisify(execFile);
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
 
 /** The shell commands of the README's API example, continuation lines joined, comments dropped. */
 async function readmeCurlCommands(): Promise<string[]> {

@@ -1,0 +1,19 @@
+/**
+ * Runs the built `compactd` on a pseudo-terminal (`script`), as a person at a
+ * shell would, with stdout discarded: what it returns is what stderr drew on
+ * the screen.
+ */
+import { spawn } from "node:child_process";
+import { repoRoot } from "./repoRoot.js";
+import { cliPath } from "./runCli.js";
+
+export function stderrOnTerminal(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+  const command = [process.execPath, cliPath, ...args].map((a) => `'${a}'`).join(" ");
+  return new Promise<string>((resolve, reject) => {
+    const child = spawn("script", ["-qec", `${command} >/dev/null`, "/dev/null"], { cwd: repoRoot, env: { ...process.env, ...env } });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("error", reject);
+    child.on("close", () => resolve(out));
+  });
+}

@@ -33,6 +33,7 @@ import { runWorker } from "../worker/runWorker.js";
 import type { Io } from "./compactCommand.js";
 import { listCorpusConversations } from "./corpus.js";
 import { localRedis } from "./localRedis.js";
+import { sharedRedisLine } from "./serviceCommand.js";
 import { EXIT, UsageError } from "./usageError.js";
 
 /** Every conversation is compacted as if the model's window were this large. */
@@ -65,11 +66,13 @@ interface Outcome {
 export async function runDemo(directory: string | undefined, io: Io): Promise<number> {
   const say = (line: string) => io.stderr.write(`compactd demo: ${line}\n`);
   const conversations = demoConversations(directory);
-  const redis = await localRedis({ env: io.env });
-  say(redis.description);
   const secret = `whsec_${randomBytes(32).toString("base64")}`;
   const apiKey = randomBytes(16).toString("hex");
-  const config = demoConfig(io.env, redis.url, secret, apiKey);
+  let config = demoConfig(io.env, secret, apiKey);
+  // A Redis Cluster the user named is used as it is; otherwise the Redis dev would use.
+  const redis = config.redisClusterNodes === undefined ? await localRedis({ env: io.env }) : undefined;
+  say(redis?.description ?? sharedRedisLine(config));
+  if (redis !== undefined) config = { ...config, redisUrl: redis.url };
   if (config.anthropicApiKey === undefined) {
     say("ANTHROPIC_API_KEY is not set; using the offline summarizer (structured extract, no model)");
   }
@@ -103,7 +106,7 @@ export async function runDemo(directory: string | undefined, io: Io): Promise<nu
     await worker.close();
     await receiver.close();
     await removeDemoKeys(config);
-    await redis.stop();
+    await redis?.stop();
   }
 }
 
@@ -130,11 +133,10 @@ function readJson(file: string): unknown {
 }
 
 /** The environment table with the demo's own key, secret, prefix and loopback receiver. */
-function demoConfig(env: NodeJS.ProcessEnv, redisUrl: string, secret: string, apiKey: string): Config {
+function demoConfig(env: NodeJS.ProcessEnv, secret: string, apiKey: string): Config {
   try {
     const config = loadConfig({
       ...env,
-      REDIS_URL: redisUrl,
       COMPACTD_API_KEYS: `demo:${apiKey}`,
       COMPACTD_WEBHOOK_SECRET: secret,
       COMPACTD_CALLBACK_ALLOW: "127.0.0.1",
@@ -331,8 +333,12 @@ async function startReceiver(secret: string): Promise<Receiver> {
   };
 }
 
-/** The demo's keys: it used a prefix of its own, so nothing else is touched. */
+/**
+ * The demo's keys: it used a prefix of its own, so nothing else is touched.
+ * On a Redis Cluster they are left to expire with the result retention.
+ */
 async function removeDemoKeys(config: Config): Promise<void> {
+  if (config.redisClusterNodes !== undefined) return;
   const redis = createRedisConnection(config.redisUrl, "api", config.queuePrefix);
   try {
     await deleteKeysUnder(redis, config.queuePrefix);

@@ -42,9 +42,13 @@ export async function runService(kind: ServiceKind, io: Io, options: ServiceOpti
   let redis: LocalRedis | undefined;
   try {
     if (kind === "dev") {
-      redis = await localRedis({ env: io.env });
-      log(redis.description);
-      config = { ...config, redisUrl: redis.url };
+      if (config.redisClusterNodes === undefined) {
+        redis = await localRedis({ env: io.env });
+        log(redis.description);
+        config = { ...config, redisUrl: redis.url };
+      } else {
+        log(sharedRedisLine(config));
+      }
       const metrics = createMetrics();
       const worker = await runWorker(config, { metrics, serveMetrics: false });
       running.push(worker);
@@ -77,8 +81,10 @@ export async function runService(kind: ServiceKind, io: Io, options: ServiceOpti
 }
 
 /** Said before connecting: a process waiting for an unreachable Redis otherwise looks hung. */
-function sharedRedisLine(config: Config): string {
-  return `using the Redis at ${withoutCredentials(config.redisUrl)} (REDIS_URL)`;
+export function sharedRedisLine(config: Config): string {
+  return config.redisClusterNodes === undefined
+    ? `using the Redis at ${withoutCredentials(config.redisUrl)} (REDIS_URL)`
+    : `using the Redis Cluster at ${withoutCredentials(config.redisClusterNodes.join(","))} (REDIS_CLUSTER_NODES)`;
 }
 
 /** How long a closed service may linger for stray handles before it exits anyway. */

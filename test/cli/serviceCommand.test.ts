@@ -41,7 +41,7 @@ describe("compactd serve | worker | dev", () => {
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
     try {
-      await waitUntil(() => stderr.includes("API and worker on"), "compactd dev has started", 20_000);
+      await waitUntil(() => stderr.includes("API and worker on"), "compactd dev has started", 90_000);
       expect(stderr).toMatch(/accepting the key "dev" for tenant "local"/);
       const base = `http://127.0.0.1:${port}`;
       const headers = { authorization: "Bearer dev", "content-type": "application/json" };
@@ -64,7 +64,7 @@ describe("compactd serve | worker | dev", () => {
     }
     expect(await exited).toBe(0);
     expect(stderr).toMatch(/SIGTERM received/);
-  }, 60_000);
+  }, 150_000);
 
   describe.skipIf(!canIsolateNetwork)("on a machine where no Redis answers on 127.0.0.1:6379", () => {
     /**

@@ -101,7 +101,8 @@ describe.each([
     const compacted = lines.filter((x) => x.status === "compacted");
     const again = await writeAll(compacted.map((l) => ({ name: path.basename(l.file, ".json"), input: l.messages })));
     const run = await runCli(["compact", again.dir, "--context-window", String(window), ...extra], { env: noKey });
-    expect(run.code).toBe(0);
+    // A directory where nothing needed compacting exits like a single such file.
+    expect(run.code).toBe(3);
     expect(linesOf(run.stdout).map((l) => l.status)).toEqual(compacted.map(() => "nothing_to_compact"));
   }, 120_000);
 });

@@ -28,7 +28,6 @@ import { ConfigError, loadConfig, type Config } from "../config.js";
 import { createMetrics } from "../metrics/metrics.js";
 import { closeRedisConnection, createRedisConnection } from "../queue/redisConnection.js";
 import { deleteKeysUnder } from "../queue/deleteKeys.js";
-import { DEFAULT_MODEL } from "../summarizers/anthropic.js";
 import { runWorker } from "../worker/runWorker.js";
 import type { Io } from "./compactCommand.js";
 import { listCorpusConversations } from "./corpus.js";
@@ -93,7 +92,7 @@ export async function runDemo(directory: string | undefined, io: Io): Promise<nu
     while (receiver.events.size + receiver.rejected < expectedCallbacks && Date.now() < deadline) await sleep(PROGRESS_INTERVAL_MS);
     for (const outcome of jobs) outcome.job = await client.get(outcome.jobId!);
 
-    io.stdout.write(`${outcomeTable(outcomes, receiver, config).toString()}\n\n`);
+    io.stdout.write(`${outcomeTable(outcomes, receiver).toString()}\n\n`);
     const metricsText = await (await fetch(`${base}/metrics`)).text();
     const failures = report(outcomes, receiver, expectedCallbacks, batchIds.length, metricsText, config, io);
     if (failures.length > 0) {
@@ -209,7 +208,7 @@ async function watch(client: CompactdClient, batchIds: readonly string[], outcom
   bar?.stop();
 }
 
-function outcomeTable(outcomes: readonly Outcome[], receiver: Receiver, config: Config): Table.Table {
+function outcomeTable(outcomes: readonly Outcome[], receiver: Receiver): Table.Table {
   const table = new Table({
     head: ["conversation", "messages", "tokens", "summarizer", "degraded", "queue", "worker", "callback"],
     style: { head: [], border: [] },
@@ -227,7 +226,7 @@ function outcomeTable(outcomes: readonly Outcome[], receiver: Receiver, config: 
       name,
       `${result.messagesBefore} → ${result.messagesAfter}`,
       `${result.tokensBefore} → ${result.tokensAfter}`,
-      summarizerOf(result.degraded, config),
+      result.summarizer,
       result.degraded ? `yes: ${clip(result.degradedReason ?? "", 48)}` : "no",
       seconds(job.createdAt, job.startedAt),
       seconds(job.startedAt, job.finishedAt),
@@ -235,11 +234,6 @@ function outcomeTable(outcomes: readonly Outcome[], receiver: Receiver, config: 
     ]);
   }
   return table;
-}
-
-function summarizerOf(degraded: boolean, config: Config): string {
-  if (config.anthropicApiKey === undefined) return "archive";
-  return degraded ? "archive (fallback)" : (config.model ?? DEFAULT_MODEL);
 }
 
 /** The totals and the metrics lines; returns what went wrong, if anything. */

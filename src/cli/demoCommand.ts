@@ -28,6 +28,7 @@ import { ConfigError, loadConfig, type Config } from "../config.js";
 import { createMetrics } from "../metrics/metrics.js";
 import { closeRedisConnection, createRedisConnection } from "../queue/redisConnection.js";
 import { deleteKeysUnder } from "../queue/deleteKeys.js";
+import { createLogger } from "../telemetry/logger.js";
 import { runWorker } from "../worker/runWorker.js";
 import type { Io } from "./compactCommand.js";
 import { listCorpusConversations } from "./corpus.js";
@@ -78,7 +79,9 @@ export async function runDemo(directory: string | undefined, io: Io): Promise<nu
 
   const receiver = await startReceiver(secret);
   const metrics = createMetrics();
-  const worker = await runWorker(config, { metrics, serveMetrics: false, onError: (error) => say(`worker: ${error.message}`) });
+  // The worker's JSON log would bury the table: only its warnings and errors, on stderr.
+  const logger = createLogger("worker", "warn", io.stderr);
+  const worker = await runWorker(config, { metrics, serveMetrics: false, logger, onError: (error) => say(`worker: ${error.message}`) });
   const api = await runApi(config, { metrics, logger: false }, "127.0.0.1");
   try {
     const base = `http://127.0.0.1:${api.port}`;

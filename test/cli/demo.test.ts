@@ -32,6 +32,8 @@ describe("compactd demo", () => {
     const run = await runCli(["demo", dir], { env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: fake.url, COMPACTD_MODEL: "claude-demo-1" } });
     expect(run.stderr).not.toMatch(/offline/);
     expect(run.code).toBe(0);
+    // stdout is the report alone: no log lines in the way.
+    expect(run.stdout).not.toMatch(/^\{/m);
 
     const session = JSON.parse(await readFile(path.join(repoRoot, "examples/session.json"), "utf8")) as { messages: unknown[] };
     const bundled = row(run.stdout, "examples/session");

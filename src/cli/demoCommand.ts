@@ -271,7 +271,9 @@ function report(
   }
   const shown = metricsText
     .split("\n")
-    .filter((line) => /^compactd_(jobs_total|degraded_total|tokens_before_(sum|count)|tokens_after_(sum|count))\b/.test(line));
+    .filter((line) => /^compactd_(jobs_total|degraded_total|tokens_before_(sum|count)|tokens_after_(sum|count))\b/.test(line))
+    // Series the service pre-creates at zero say nothing about this run.
+    .filter((line) => !line.endsWith(" 0"));
   io.stdout.write(`${lines.join("\n")}\n\n/metrics (what Grafana shows):\n${shown.map((line) => `  ${line}`).join("\n")}\n`);
 
   const problems: string[] = [];

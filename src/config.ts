@@ -318,6 +318,12 @@ const VARIABLES = {
   ),
   callbackTimeoutMs: withDefault("COMPACTD_CALLBACK_TIMEOUT_MS", "10000", integer(1), "Time a receiver has to answer one callback."),
   callbackConcurrency: withDefault("COMPACTD_CALLBACK_CONCURRENCY", "50", integer(1), "Callbacks one worker delivers at once."),
+  redisCommandTimeoutMs: withDefault(
+    "COMPACTD_REDIS_COMMAND_TIMEOUT_MS",
+    "2000",
+    integer(1),
+    "Longest the API waits for Redis to answer one command before the request gets 503 with Retry-After.",
+  ),
   shutdownTimeoutMs: withDefault(
     "COMPACTD_SHUTDOWN_TIMEOUT_MS",
     "25000",

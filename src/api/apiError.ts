@@ -3,6 +3,7 @@
  * `{"error":{"code","message","field"?}}`, so a client handles all of them with
  * one branch and can point its user at the offending field.
  */
+import type { RedisFaultKind } from "../queue/redisFaults.js";
 
 export interface ErrorBody {
   readonly error: {
@@ -48,9 +49,24 @@ export function invalidField(field: string, message: string, code = "invalid_req
 /** Seconds a client should wait before retrying a request refused for load or an outage. */
 export const RETRY_AFTER_SECONDS = 5;
 
-/** 503: the queue's Redis does not answer. Nothing was queued; the client retries. */
-export function redisUnavailable(): ApiError {
-  return new ApiError(503, "unavailable", "the queue's Redis cannot be reached; retry shortly", undefined, undefined, {
+/** What each retryable Redis fault looks like to a client. */
+const REDIS_FAULT_MESSAGES: Readonly<Record<RedisFaultKind, string>> = {
+  connection: "the queue's Redis cannot be reached",
+  timeout: "the queue's Redis did not answer in time",
+  cluster: "the queue's Redis cluster is re-forming or moving keys",
+  loading: "the queue's Redis is loading its data after a restart",
+  readonly: "the queue's Redis does not accept writes (a failover is under way)",
+  busy: "the queue's Redis is busy running a script",
+  out_of_memory: "the queue's Redis is out of memory",
+};
+
+/**
+ * 503: Redis cannot serve the request now (see redisFaults.ts). The request
+ * may or may not have taken effect (a timed-out add can still land); a retry
+ * with the same Idempotency-Key is safe either way.
+ */
+export function redisUnavailable(fault: RedisFaultKind = "connection"): ApiError {
+  return new ApiError(503, "unavailable", `${REDIS_FAULT_MESSAGES[fault]}; retry shortly`, undefined, undefined, {
     "retry-after": String(RETRY_AFTER_SECONDS),
   });
 }

@@ -53,7 +53,7 @@ export function createApiServices(
   resolveHost: ResolveHost | undefined,
   onError: (error: Error) => void,
 ): ApiServices {
-  const redis = createRedisConnection(redisEndpointOf(config), "api", config.queuePrefix);
+  const redis = createRedisConnection(redisEndpointOf(config), "api", config.queuePrefix, config.redisCommandTimeoutMs);
   redis.on("error", onError);
   const stores = openQueueStores(redis, config, onError);
   // API processes compete for the queue-size lease too: with every worker

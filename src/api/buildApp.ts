@@ -6,13 +6,14 @@
  * own refusals (malformed JSON, oversized body, wrong media type, poisoned
  * prototypes, bad URLs) are mapped by the error handler below, and everything
  * the routes refuse is an ApiError. A 5xx means the service itself is in
- * trouble: 503 when Redis cannot be reached, 500 for a bug.
+ * trouble: 503 when Redis cannot serve it now (redisFaults.ts), 500 for a bug.
  */
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from "fastify";
 import type { Config } from "../config.js";
 import { createMetrics, type Metrics } from "../metrics/metrics.js";
 import type { LoggerOptions } from "pino";
-import { everyShardAnswers } from "../queue/redisReadiness.js";
+import { redisFaultOf } from "../queue/redisFaults.js";
+import { probeShards } from "../queue/redisReadiness.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
 import { ApiError, redisUnavailable } from "./apiError.js";
 import { createApiServices } from "./apiServices.js";
@@ -78,8 +79,8 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
   app.get("/openapi.json", async () => document);
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {
-    const ready = await everyShardAnswers(services.redis, services.queues);
-    return reply.code(ready ? 200 : 503).send({ status: ready ? "ok" : "unavailable" });
+    const probe = await probeShards(services.redis, services.queues);
+    return reply.code(probe.ok ? 200 : 503).send(probe.ok ? { status: "ok" } : { status: "unavailable", redis: probe.fault });
   });
   app.get("/metrics", async (_request, reply) =>
     reply.header("content-type", metrics.registry.contentType).send(await metrics.registry.metrics()),
@@ -91,7 +92,7 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
 
 /**
  * An error that is not an ApiError: fastify's refusals of input become 4xx in
- * the API's shape; Redis being out of reach is a 503; anything else is a bug.
+ * the API's shape; a Redis fault a retry can fix is a 503; anything else is a bug.
  */
 function inputError(error: FastifyError | Error, config: Config): ApiError {
   const code = (error as FastifyError).code;
@@ -99,13 +100,7 @@ function inputError(error: FastifyError | Error, config: Config): ApiError {
   if (known !== undefined) return new ApiError(known.status, known.code, known.message?.(config) ?? error.message);
   const status = (error as FastifyError).statusCode;
   if (status !== undefined && status >= 400 && status < 500) return new ApiError(status, "bad_request", error.message);
-  if (isRedisUnavailable(error)) return redisUnavailable();
+  const fault = redisFaultOf(error);
+  if (fault !== undefined) return redisUnavailable(fault);
   return new ApiError(500, "internal_error", "internal error");
-}
-
-function isRedisUnavailable(error: Error): boolean {
-  return (
-    error.name === "MaxRetriesPerRequestError" ||
-    /Connection is closed|ECONNREFUSED|ECONNRESET|ETIMEDOUT|Stream isn't writeable/.test(error.message)
-  );
 }

@@ -5,9 +5,12 @@
  * Both roles must survive a Redis restart, a failover or an operator's
  * `CLIENT KILL` without losing work, but they fail differently: a worker waits
  * for Redis as long as it takes (its jobs are safe in Redis and BullMQ's
- * blocking calls demand it), while the API gives up on a command after a few
- * reconnection attempts so an HTTP request answers 503 instead of hanging
- * until the load balancer times it out.
+ * blocking calls demand it), while the API fails fast so an HTTP request
+ * answers 503 instead of hanging until the load balancer times it out. BullMQ
+ * advises exactly this for producers: no offline queue (a command sent while
+ * disconnected fails at once instead of waiting for a reconnection) and a
+ * command timeout (a Redis that is connected but stalled — `DEBUG SLEEP`,
+ * `CLIENT PAUSE`, a slow fork — fails the command instead of holding it).
  *
  * On a cluster, ioredis follows `MOVED` and `ASK` redirections and, when a
  * master dies, retries the command against the slot map it re-reads until the
@@ -31,6 +34,9 @@ export type RedisRole = "api" | "worker" | "subscriber";
 
 /** Reconnection attempts an API command rides out before it fails the request. */
 const API_RETRIES_PER_REQUEST = 3;
+
+/** The API's default command timeout (`COMPACTD_REDIS_COMMAND_TIMEOUT_MS`). */
+export const DEFAULT_API_COMMAND_TIMEOUT_MS = 2_000;
 
 /** Ceiling of the reconnection backoff: a killed connection is back within this. */
 const MAX_RECONNECT_DELAY_MS = 2_000;
@@ -56,9 +62,19 @@ const CLUSTER_REDIRECTIONS: Readonly<Record<RedisRole, number>> = { api: 10, wor
  * operator reading `CLIENT LIST` on a shared Redis sees whose connection is
  * whose, and can kill one deployment's without touching the others'.
  */
-export function createRedisConnection(endpoint: string, role: RedisRole, deployment?: string): Redis;
-export function createRedisConnection(endpoint: RedisEndpoint, role: RedisRole, deployment?: string): RedisClient;
-export function createRedisConnection(endpoint: RedisEndpoint, role: RedisRole, deployment?: string): RedisClient {
+export function createRedisConnection(endpoint: string, role: RedisRole, deployment?: string, apiCommandTimeoutMs?: number): Redis;
+export function createRedisConnection(
+  endpoint: RedisEndpoint,
+  role: RedisRole,
+  deployment?: string,
+  apiCommandTimeoutMs?: number,
+): RedisClient;
+export function createRedisConnection(
+  endpoint: RedisEndpoint,
+  role: RedisRole,
+  deployment?: string,
+  apiCommandTimeoutMs = DEFAULT_API_COMMAND_TIMEOUT_MS,
+): RedisClient {
   const options: RedisOptions = {
     connectionName: deployment === undefined ? `compactd-${role}` : `compactd-${role}@${deployment}`,
     // BullMQ workers block on Redis and must never see a command fail because
@@ -69,6 +85,7 @@ export function createRedisConnection(endpoint: RedisEndpoint, role: RedisRole, 
     // address then resolves to the new primary) and resend the command.
     reconnectOnError: (error) => (error.message.startsWith("READONLY") ? 2 : false),
     enableReadyCheck: true,
+    ...(role === "api" && { enableOfflineQueue: false, commandTimeout: apiCommandTimeoutMs }),
   };
   if (typeof endpoint === "string") return new Redis(endpoint, options);
   return new Cluster(endpoint.map(clusterNode), clusterOptions(endpoint, role, options));

@@ -2,37 +2,62 @@
  * Whether the service's Redis can serve its queues right now: the probe
  * behind both processes' /readyz.
  *
- * A PING proves little on a cluster: it reaches any node, and answers while
- * the master that owns the queue's slot is dead and its replica not yet
- * promoted (every queue command then fails). So the probe reads a key in the
- * queue's own slot (each shard's), which ioredis routes to that slot's current owner; on a
- * standalone Redis it is as cheap as a PING. Bounded, because a worker's
- * connection waits for Redis without limit.
+ * The probe writes a key in each queue shard's own slot (the shard prefix's
+ * hash tag), because a PING proves little: it succeeds on a replica
+ * (READONLY to every write), on a cluster it reaches any node while the
+ * master that owns a shard's slot is dead and its replica not yet promoted,
+ * and on some versions it answers before a restarted Redis has loaded its
+ * data — states in which submissions fail. ioredis routes each write to the
+ * slot's current owner; on a standalone Redis it is as cheap as a PING.
+ * Bounded by its own deadline, because a worker's connection waits for Redis
+ * without limit and a kubelet probe must be answered within a second; a
+ * failure names its cause (redisFaults.ts).
  */
-import type { CompactionQueue, CompactionQueues } from "./compactionQueue.js";
+import type { CompactionQueues } from "./compactionQueue.js";
 import type { RedisClient } from "./redisConnection.js";
+import { redisFaultOf, type RedisFaultKind } from "./redisFaults.js";
 
-/** How long the probe waits for the slot's owner to answer. */
+export type RedisProbe = { readonly ok: true } | { readonly ok: false; readonly fault: RedisFaultKind | "error" };
+
+/** How long a readiness probe waits for Redis. */
 export const READY_PROBE_MS = 1_000;
 
-/** Every shard's slot answers: a shard without a master would leave its conversations' jobs waiting. */
-export async function everyShardAnswers(redis: RedisClient, queues: CompactionQueues): Promise<boolean> {
-  const answers = await Promise.all(queues.shards.map((queue) => queueSlotAnswers(redis, queue)));
-  return answers.every(Boolean);
+/** Every shard's slot takes a write: a shard without a master would leave its conversations' jobs waiting. */
+export async function probeShards(redis: RedisClient, queues: CompactionQueues): Promise<RedisProbe> {
+  const probes = await Promise.all(queues.shards.map((queue) => probeRedis(redis, `${queue.qualifiedName}:readiness`)));
+  return probes.find((probe) => !probe.ok) ?? { ok: true };
 }
 
-async function queueSlotAnswers(redis: RedisClient, queue: CompactionQueue): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), READY_PROBE_MS);
-  });
-  const probe = redis.exists(`${queue.qualifiedName}:meta`).then(
-    () => true,
-    () => false,
+/**
+ * Writes `key` (it expires on its own) and reports whether Redis took it
+ * within `ms`, waiting out a connection that is (re)connecting meanwhile.
+ */
+export async function probeRedis(redis: RedisClient, key: string, ms = READY_PROBE_MS): Promise<RedisProbe> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ms);
+  const timedOut = new Promise<RedisProbe>((resolve) =>
+    controller.signal.addEventListener("abort", () => resolve({ ok: false, fault: redis.status === "ready" ? "timeout" : "connection" })),
   );
+  const write = connected(redis, controller.signal)
+    .then(() => redis.set(key, String(Date.now()), "PX", 60_000))
+    .then(
+      (): RedisProbe => ({ ok: true }),
+      (error: unknown): RedisProbe => ({ ok: false, fault: redisFaultOf(error) ?? "error" }),
+    );
   try {
-    return await Promise.race([probe, timeout]);
+    return await Promise.race([write, timedOut]);
   } finally {
     clearTimeout(timer);
+    controller.abort();
   }
+}
+
+/** Resolves once `redis` is ready, or never if `signal` aborts first. */
+function connected(redis: RedisClient, signal: AbortSignal): Promise<void> {
+  if (redis.status === "ready") return Promise.resolve();
+  return new Promise((resolve) => {
+    const ready = (): void => resolve();
+    redis.once("ready", ready);
+    signal.addEventListener("abort", () => redis.off("ready", ready));
+  });
 }

@@ -21,8 +21,8 @@ import type { CompactionJobData } from "../queue/compactionJob.js";
 import { COMPACTION_QUEUE, shardPrefix } from "../queue/queueNames.js";
 import { stalledOutcome } from "../queue/jobSettlement.js";
 import { openQueueStores } from "../queue/queueStores.js";
-import { everyShardAnswers } from "../queue/redisReadiness.js";
 import { closeRedisConnection, createRedisConnection, redisEndpointOf } from "../queue/redisConnection.js";
+import { probeShards } from "../queue/redisReadiness.js";
 import type { RunningProcess } from "../queue/runningProcess.js";
 import { createCallbackWorker } from "../webhooks/callbackWorker.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
@@ -144,7 +144,10 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
       port: config.metricsPort,
       probes: {
         "/healthz": () => ({ ok: consuming(), detail: { consuming: consuming() } }),
-        "/readyz": async () => ({ ok: await everyShardAnswers(redis, compactionQueues) }),
+        "/readyz": async () => {
+          const probe = await probeShards(redis, compactionQueues);
+          return { ok: probe.ok, ...(!probe.ok && { detail: { redis: probe.fault } }) };
+        },
       },
     });
   }

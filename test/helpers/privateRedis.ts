@@ -1,0 +1,71 @@
+/**
+ * A redis-server of the test's own, on a free port, for tests that stall,
+ * pause, fill, demote or kill Redis: the shared Redis on 6379 serves every
+ * other test running at the same time and must never be touched that way.
+ * Nothing is persisted; `stop()` kills the server.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { Redis } from "ioredis";
+import { waitUntil } from "./waitUntil.js";
+
+export interface PrivateRedis {
+  readonly port: number;
+  readonly url: string;
+  /** A connection for the test's own commands (DEBUG SLEEP, CLIENT PAUSE, CONFIG SET…). */
+  admin(): Redis;
+  stop(): Promise<void>;
+}
+
+/** `args` are extra redis-server options, e.g. `["--replicaof", "127.0.0.1", "6380"]`. */
+export async function startPrivateRedis(args: readonly string[] = []): Promise<PrivateRedis> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--enable-debug-command", "yes", ...args],
+    { stdio: "ignore" },
+  );
+  const url = `redis://127.0.0.1:${port}`;
+  const admins: Redis[] = [];
+  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on("error", () => undefined);
+  try {
+    await waitUntil(
+      () =>
+        probe
+          .connect()
+          .then(() => true)
+          .catch(() => false),
+      `redis-server on port ${port} accepts connections`,
+    );
+  } finally {
+    probe.disconnect();
+  }
+  return {
+    port,
+    url,
+    admin() {
+      const admin = new Redis(url, { maxRetriesPerRequest: null });
+      admin.on("error", () => undefined);
+      admins.push(admin);
+      return admin;
+    },
+    async stop() {
+      for (const admin of admins) admin.disconnect();
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+/** A port nothing listens on right now (the OS picks it). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (typeof address !== "object" || address === null) throw new Error("no port");
+  return address.port;
+}

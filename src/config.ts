@@ -294,6 +294,19 @@ const VARIABLES = {
     "Largest request body; larger ones get 413.",
     { documentedDefault: `${20 * MIB} (20 MiB)` },
   ),
+  maxIntakes: withDefault(
+    "COMPACTD_MAX_INTAKES",
+    "16",
+    integer(1),
+    "Requests one API process reads and checks at once; more get 503 with Retry-After before their body is read.",
+  ),
+  maxIntakeBytes: withDefault(
+    "COMPACTD_MAX_INTAKE_BYTES",
+    String(128 * MIB),
+    integer(1),
+    "Announced body bytes one API process takes in at once (a body without Content-Length counts as the body limit); more get 503.",
+    { documentedDefault: `${128 * MIB} (128 MiB)` },
+  ),
   maxBacklog: withDefault("COMPACTD_MAX_BACKLOG", "10000", integer(1), "Queued jobs beyond which submissions get 429."),
   maxBatchItems: withDefault("COMPACTD_MAX_BATCH_ITEMS", "100", integer(1), "Most items in one batch request."),
   callbackAllow: withDefault(

@@ -46,7 +46,7 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
   const schema = batchRequestSchema(services.config.maxBatchItems);
 
   app.post("/v1/compactions/batch", async (request, reply) => {
-    const tenant = services.authenticate(request.headers.authorization);
+    const { tenant } = request;
     const body = parseBody(schema, request.body);
     const idempotencyKey = readIdempotencyKey(request);
     const batchId = idempotencyKey === undefined ? newBatchId() : idempotentBatchId(tenant, idempotencyKey);
@@ -113,7 +113,7 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
   });
 
   app.get("/v1/batches/:id", async (request) => {
-    const tenant = services.authenticate(request.headers.authorization);
+    const { tenant } = request;
     const id = (request.params as { id: string }).id;
     if (isBatchId(id)) await services.whenRedisReady();
     const record = isBatchId(id) ? await batches.get(id) : undefined;

@@ -10,6 +10,13 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import type { ApiKey } from "../config.js";
 import { ApiError } from "./apiError.js";
 
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The tenant whose key the request carries; set before the body is read (see buildApp). */
+    tenant: string;
+  }
+}
+
 export type Authenticate = (authorization: string | undefined) => string;
 
 export function createAuthenticator(keys: readonly ApiKey[]): Authenticate {

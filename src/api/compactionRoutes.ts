@@ -20,7 +20,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
   const { metrics, queues, results, settlement } = services;
 
   app.post("/v1/compactions", async (request, reply) => {
-    const tenant = services.authenticate(request.headers.authorization);
+    const { tenant } = request;
     const body = parseBody(compactionRequestSchema, request.body);
     const idempotencyKey = readIdempotencyKey(request);
     const seed = idempotencyKey === undefined ? newJobSeed() : idempotentJobSeed(tenant, idempotencyKey);
@@ -66,7 +66,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
   });
 
   app.get("/v1/compactions/:id", async (request, reply) => {
-    const tenant = services.authenticate(request.headers.authorization);
+    const { tenant } = request;
     const wait = readWait(request);
     const id = (request.params as { id: string }).id;
     const view = await findJob(services, tenant, id);
@@ -74,7 +74,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
   });
 
   app.delete("/v1/compactions/:id", async (request, reply) => {
-    const tenant = services.authenticate(request.headers.authorization);
+    const { tenant } = request;
     const id = (request.params as { id: string }).id;
     const view = await findJob(services, tenant, id);
     if (view.status === "cancelled") return view;

@@ -3,7 +3,7 @@
  * with a script, a read-only replica, out of memory. Each runs on a
  * redis-server of the test's own; the shared Redis is never stalled.
  */
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { buildApp } from "../../src/api/buildApp.js";
 import { markedRequest } from "../helpers/markedConversation.js";
@@ -33,17 +33,17 @@ async function apiOn(redis: PrivateRedis): Promise<FastifyInstance> {
 }
 
 /** The request's answer and how long it took. */
-async function timed(app: FastifyInstance, request: Parameters<FastifyInstance["inject"]>[0]) {
+async function timed(app: FastifyInstance, request: InjectOptions): Promise<{ response: LightMyRequestResponse; ms: number }> {
   const started = Date.now();
   const response = await app.inject(request);
   return { response, ms: Date.now() - started };
 }
 
-function submit(app: FastifyInstance) {
+function submit(app: FastifyInstance): Promise<{ response: LightMyRequestResponse; ms: number }> {
   return timed(app, { method: "POST", url: "/v1/compactions", headers: bearer("acme"), payload: markedRequest("fault") });
 }
 
-function expectRetryLater(answer: { response: Awaited<ReturnType<FastifyInstance["inject"]>>; ms: number }): void {
+function expectRetryLater(answer: { response: LightMyRequestResponse; ms: number }): void {
   expect(answer.response.statusCode).toBe(503);
   expect(answer.response.headers["retry-after"]).toBeDefined();
   expect(answer.response.json().error.code).toBe("unavailable");

@@ -307,6 +307,12 @@ const VARIABLES = {
     "Announced body bytes one API process takes in at once (a body without Content-Length counts as the body limit); more get 503.",
     { documentedDefault: `${128 * MIB} (128 MiB)` },
   ),
+  maxWaiters: withDefault(
+    "COMPACTD_MAX_WAITERS",
+    "1000",
+    integer(1),
+    "Requests one API process holds with ?wait at once; beyond it a request is answered at once with the job as it is.",
+  ),
   maxBacklog: withDefault("COMPACTD_MAX_BACKLOG", "10000", integer(1), "Queued jobs beyond which submissions get 429."),
   maxBatchItems: withDefault("COMPACTD_MAX_BATCH_ITEMS", "100", integer(1), "Most items in one batch request."),
   callbackAllow: withDefault(

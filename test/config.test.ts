@@ -38,6 +38,9 @@ describe("loadConfig", () => {
       maxStalledCount: 3,
       resultTtlSeconds: 86400,
       bodyLimitBytes: 20 * 1024 * 1024,
+      maxIntakes: 16,
+      maxIntakeBytes: 128 * 1024 * 1024,
+      maxWaiters: 1000,
       maxBacklog: 10000,
       maxBatchItems: 100,
       callbackAllow: [],
@@ -46,6 +49,7 @@ describe("loadConfig", () => {
       callbackMaxBackoffMs: 3600000,
       callbackTimeoutMs: 10000,
       callbackConcurrency: 50,
+      redisCommandTimeoutMs: 2000,
       shutdownTimeoutMs: 25000,
     });
   });

@@ -15,7 +15,9 @@ import { closeRedisConnection, createRedisConnection, redisEndpointOf } from "..
 import type { ResultStore } from "../queue/resultStore.js";
 import type { CallbackQueue } from "../webhooks/callbackQueue.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
+import { listenForSettled } from "../queue/settledChannel.js";
 import { createAuthenticator, type Authenticate } from "./bearerAuth.js";
+import { createJobWaiters, type JobWaiters } from "./jobWaiter.js";
 import { redisUnavailable } from "./apiError.js";
 
 export interface ApiServices {
@@ -30,6 +32,8 @@ export interface ApiServices {
   readonly batches: BatchStore;
   readonly settlement: JobSettlement;
   readonly resolveHost: ResolveHost | undefined;
+  /** The requests holding `?wait`, woken by settlement broadcasts. */
+  readonly waiters: JobWaiters;
   /**
    * Resolves once Redis is connected, waiting out a reconnection (a killed
    * connection is back within a few hundred ms); a 503 if it does not come
@@ -65,6 +69,11 @@ export function createApiServices(
     prefix: config.queuePrefix,
     queues: [...stores.compactionQueues.shards, stores.callbackQueue],
   });
+  // Not awaited: the API starts (and answers 503) while Redis is away; ioredis subscribes once it is back.
+  const subscriber = createRedisConnection(config.redisUrl, "subscriber", config.queuePrefix);
+  subscriber.on("error", onError);
+  const waiters = createJobWaiters(config.maxWaiters);
+  listenForSettled(subscriber, stores.keys, waiters.listener).catch(onError);
   return {
     config,
     metrics,
@@ -77,6 +86,7 @@ export function createApiServices(
     batches: stores.batches,
     settlement: stores.settlement,
     resolveHost,
+    waiters,
     async whenRedisReady() {
       if (redis.status === "ready") return;
       await new Promise<void>((resolve, reject) => {
@@ -94,7 +104,7 @@ export function createApiServices(
     async close() {
       await collector.close();
       await stores.close();
-      await closeRedisConnection(redis);
+      await Promise.all([closeRedisConnection(redis), closeRedisConnection(subscriber)]);
     },
   };
 }

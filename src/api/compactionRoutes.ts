@@ -10,7 +10,7 @@ import { CallbackUrlError, checkCallbackUrl } from "../webhooks/callbackUrl.js";
 import { ApiError, invalidField, RETRY_AFTER_SECONDS } from "./apiError.js";
 import type { ApiServices } from "./apiServices.js";
 import { intake, parseRequestConversation, requestDigestOf } from "./compactionIntake.js";
-import { MAX_WAIT_SECONDS, waitFor } from "./jobWaiter.js";
+import { MAX_WAIT_SECONDS } from "./jobWaiter.js";
 import { compactionRequestSchema, parseBody } from "./requestSchemas.js";
 
 /** How long a DELETE waits for a running job's worker to confirm the abort before answering 202. */
@@ -70,7 +70,14 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
     const wait = readWait(request);
     const id = (request.params as { id: string }).id;
     const view = await findJob(services, tenant, id);
-    return waitFor(view, reread(services, tenant, view), (current) => isFinished(current.status), Date.now() + wait * 1000, abortOnClose(reply));
+    return services.waiters.waitFor(
+      id,
+      view,
+      reread(services, tenant, view),
+      (current) => isFinished(current.status),
+      Date.now() + wait * 1000,
+      abortOnClose(reply),
+    );
   });
 
   app.delete("/v1/compactions/:id", async (request, reply) => {
@@ -86,7 +93,8 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
     if (await removeIfQueued(services, tenant, id)) return (await viewJob(queues.of(id), results, settlement, tenant, id)) ?? view;
     // Running (or just taken by a worker): ask whichever worker holds it to abort.
     await broadcastCancel(services.redis, services.keys, id);
-    const current = await waitFor(
+    const current = await services.waiters.waitFor(
+      id,
       view,
       reread(services, tenant, view),
       (latest) => isFinished(latest.status),

@@ -72,7 +72,16 @@ export interface JobSettlement {
   completeBatch(batchId: string): Promise<void>;
 }
 
-export function createJobSettlement(results: ResultStore, batches: BatchStore, callbacks: CallbackQueue): JobSettlement {
+/**
+ * `announce` tells waiting API requests that a job has an outcome (see
+ * settledChannel.ts); it runs once the outcome is stored.
+ */
+export function createJobSettlement(
+  results: ResultStore,
+  batches: BatchStore,
+  callbacks: CallbackQueue,
+  announce: (jobId: string) => Promise<void>,
+): JobSettlement {
   const notify = async (url: string, event: CallbackEvent): Promise<void> => {
     await enqueueCallback(callbacks, { url, event });
   };
@@ -99,6 +108,7 @@ export function createJobSettlement(results: ResultStore, batches: BatchStore, c
     completeBatch,
     async settle(job, outcome) {
       const recorded = await results.saveOnce(job.id, outcome);
+      await announce(job.id);
       const { data } = job;
       if (data.callbackUrl !== undefined) {
         const conversationId = data.conversationId ?? null;

@@ -47,6 +47,8 @@ export interface ServiceKeys {
   batchFinished(batchId: string): string;
   /** Pub/sub channel on which the API asks whichever worker holds a job to abort it. */
   readonly cancelChannel: string;
+  /** Pub/sub channel on which a job's settlement is announced to the API's waiting requests. */
+  readonly settledChannel: string;
   /** Every key under the prefix (shard 0 and the deployment's own), for SCAN. */
   readonly pattern: string;
 }
@@ -61,6 +63,7 @@ export function serviceKeys(prefix: string): ServiceKeys {
     batch: (batchId) => `${store}:batch:${batchId}`,
     batchFinished: (batchId) => `${store}:batch:${batchId}:finished`,
     cancelChannel: `${prefix}:cancel`,
+    settledChannel: `${prefix}:settled`,
     pattern: `${prefix}:*`,
   };
 }

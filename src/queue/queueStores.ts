@@ -11,6 +11,7 @@ import { BatchStore } from "./batchStore.js";
 import { createCompactionQueues, type CompactionQueues } from "./compactionQueue.js";
 import { createJobSettlement, type JobSettlement } from "./jobSettlement.js";
 import { serviceKeys, type ServiceKeys } from "./queueNames.js";
+import { announceSettled } from "./settledChannel.js";
 import { ResultStore } from "./resultStore.js";
 
 export interface QueueStores {
@@ -44,7 +45,7 @@ export function openQueueStores(redis: RedisClient, config: Config, onError: (er
     callbackQueue,
     results,
     batches,
-    settlement: createJobSettlement(results, batches, callbackQueue),
+    settlement: createJobSettlement(results, batches, callbackQueue, (jobId) => announceSettled(redis, keys, jobId)),
     async close() {
       await Promise.allSettled([compactionQueues.close(), callbackQueue.close()]);
     },

@@ -343,6 +343,12 @@ const VARIABLES = {
     integer(1),
     "Longest the API waits for Redis to answer one command before the request gets 503 with Retry-After.",
   ),
+  callbackHostConcurrency: withDefault(
+    "COMPACTD_CALLBACK_HOST_CONCURRENCY",
+    "5",
+    integer(1),
+    "Of a worker's callback slots, how many one receiver (host and port) may hold; its other callbacks wait in the queue.",
+  ),
   shutdownTimeoutMs: withDefault(
     "COMPACTD_SHUTDOWN_TIMEOUT_MS",
     "25000",

@@ -49,6 +49,7 @@ describe("loadConfig", () => {
       callbackMaxBackoffMs: 3600000,
       callbackTimeoutMs: 10000,
       callbackConcurrency: 50,
+      callbackHostConcurrency: 5,
       redisCommandTimeoutMs: 2000,
       shutdownTimeoutMs: 25000,
     });

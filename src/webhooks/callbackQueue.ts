@@ -9,8 +9,9 @@ import { webhookIdFor } from "./signing.js";
 /**
  * The queue of callback deliveries. Callbacks have their own queue (same
  * prefix as the compactions) so a slow or dead receiver costs a delivery
- * worker's slot, never a compaction worker's, and a day of retries to one
- * receiver delays nobody else's callbacks.
+ * worker's slot, never a compaction worker's; within the queue, each receiver
+ * holds a bounded share of the slots (receiverSlots.ts), so a day of retries
+ * to one receiver delays nobody else's callbacks.
  */
 
 export type CallbackEventType = "compaction.completed" | "compaction.failed" | "batch.completed";
@@ -49,6 +50,7 @@ export type CallbackConfig = Pick<
   | "callbackMaxBackoffMs"
   | "callbackTimeoutMs"
   | "callbackConcurrency"
+  | "callbackHostConcurrency"
   | "lockDurationMs"
   | "stalledIntervalMs"
   | "maxStalledCount"

@@ -1,4 +1,4 @@
-import { UnrecoverableError, Worker } from "bullmq";
+import { DelayedError, UnrecoverableError, Worker } from "bullmq";
 import type { RedisClient } from "../queue/redisConnection.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Logger } from "../telemetry/logger.js";
@@ -9,6 +9,7 @@ import { type CallbackConfig, type CallbackJob, type CallbackJobData, callbackRe
 import { CallbackUrlError, parseCallbackUrl } from "./callbackUrl.js";
 import { type DeliveryResult, deliverCallback } from "./deliverCallback.js";
 import { guardedLookup } from "./guardedLookup.js";
+import { createReceiverSlots, receiverOf } from "./receiverSlots.js";
 import { type ResolveHost, systemResolveHost } from "./resolveHost.js";
 import { callbackRetryDelay } from "./retrySchedule.js";
 import { signWebhook } from "./signing.js";
@@ -21,7 +22,8 @@ import { signWebhook } from "./signing.js";
  * 2xx completes the job, 410 completes it too (the receiver unsubscribed: no
  * retry, no error), a refused address fails it for good (retrying cannot make
  * it public); everything else (other statuses, redirects, timeouts,
- * connection errors) is retried.
+ * connection errors) is retried. Each receiver gets a bounded share of the
+ * delivery slots (receiverSlots.ts), so one that hangs delays nobody else.
  */
 
 export interface CallbackWorkerOptions {
@@ -60,6 +62,7 @@ export function createCallbackWorker({
   const allow = parseCallbackAllow(config.callbackAllow);
   const lookup = guardedLookup(allow, resolveHost);
   const policy = callbackRetryPolicy(config);
+  const slots = createReceiverSlots(config.callbackHostConcurrency, config.callbackTimeoutMs);
 
   const attempt = async (job: CallbackJob, secret: string): Promise<DeliveryResult> => {
     let url: URL;
@@ -84,12 +87,25 @@ export function createCallbackWorker({
     return result;
   };
 
-  const processJob = async (job: CallbackJob): Promise<CallbackJobResult> => {
+  const processJob = async (job: CallbackJob, token?: string): Promise<CallbackJobResult> => {
     if (config.webhookSecret === undefined) {
       metrics.callbacksTotal.inc({ outcome: "abandoned" });
       throw new UnrecoverableError("COMPACTD_WEBHOOK_SECRET is not set on this worker: callbacks cannot be signed");
     }
-    const result = await attempt(job, config.webhookSecret);
+    const receiver = receiverOf(job.data.url);
+    const slot = slots.tryAcquire(receiver);
+    if (slot === undefined) {
+      // The receiver holds its whole share: back to the queue, without spending an attempt.
+      await job.moveToDelayed(Date.now() + slots.deferralMs(receiver), token);
+      throw new DelayedError();
+    }
+    let result: DeliveryResult;
+    const started = performance.now();
+    try {
+      result = await attempt(job, config.webhookSecret);
+    } finally {
+      slot.release(performance.now() - started > config.callbackTimeoutMs / 2);
+    }
     metrics.callbacksTotal.inc({ outcome: result.outcome });
     const fields = { webhookId: job.data.webhookId, event: job.data.type, outcome: result.outcome, detail: result.detail, attempt: job.attemptsMade + 1 };
     if (result.outcome === "delivered" || result.outcome === "gone") {

@@ -1,0 +1,94 @@
+/**
+ * Each receiver's share of a worker's delivery slots.
+ *
+ * All callbacks share one BullMQ queue and each worker delivers
+ * `COMPACTD_CALLBACK_CONCURRENCY` at once. Without a limit per receiver, a
+ * receiver that never answers fills every slot with deliveries that each
+ * wait out the callback timeout, and every other tenant's callbacks queue
+ * behind it: 600 callbacks to one hanging host delayed a healthy host's by
+ * 50 s. So a delivery first takes a slot of its receiver (the URL's host and
+ * port): a receiver holds at most `COMPACTD_CALLBACK_HOST_CONCURRENCY` of a
+ * worker's slots, and a callback whose receiver has none free goes back to
+ * the queue as a delayed job (BullMQ's `moveToDelayed` + `DelayedError`,
+ * which costs no attempt) instead of occupying a slot while it waits.
+ *
+ * Why this rather than another BullMQ primitive: a queue per receiver would
+ * need workers to discover queues created at run time; BullMQ's rate limiter
+ * is per queue, so limiting the hanging receiver would limit everyone; groups
+ * with per-group concurrency exist only in BullMQ Pro. A guard per worker
+ * needs no coordination and bounds the share per worker, hence per
+ * deployment (every worker holds the same share).
+ *
+ * A receiver whose deliveries are slow (one is taking over a second, or the
+ * last took over half the timeout) has its surplus deferred for longer, so
+ * hundreds of callbacks to a hanging host cycle through the queue once every
+ * few seconds, not constantly.
+ */
+
+export interface ReceiverSlot {
+  /** Frees the slot; `slow` says whether the delivery timed out or took over half the timeout. */
+  release(slow: boolean): void;
+}
+
+export interface ReceiverSlots {
+  /** A slot for `receiver`, or undefined when it holds its whole share. */
+  tryAcquire(receiver: string): ReceiverSlot | undefined;
+  /** How long to defer a callback to `receiver` that found no free slot, in ms. */
+  deferralMs(receiver: string): number;
+}
+
+/** Deferral for a receiver that answers quickly: its slot is likely free again soon. */
+const FAST_DEFERRAL_MS = 250;
+
+/** The longest deferral, so a receiver that recovers is served again within it. */
+const MAX_DEFERRAL_MS = 5_000;
+
+/** A delivery running this long marks its receiver slow: an answer is not coming soon. */
+const SLOW_DELIVERY_MS = 1_000;
+
+export function createReceiverSlots(perReceiver: number, timeoutMs: number): ReceiverSlots {
+  /** Start times (ms) of each receiver's deliveries in flight. */
+  const inFlight = new Map<string, Set<number>>();
+  const slow = new Set<string>();
+  const isSlow = (receiver: string): boolean => {
+    if (slow.has(receiver)) return true;
+    const now = performance.now();
+    for (const started of inFlight.get(receiver) ?? []) if (now - started > SLOW_DELIVERY_MS) return true;
+    return false;
+  };
+  return {
+    tryAcquire(receiver) {
+      const held = inFlight.get(receiver) ?? new Set<number>();
+      if (held.size >= perReceiver) return undefined;
+      // A unique entry even for two deliveries started in the same instant.
+      let started = performance.now();
+      while (held.has(started)) started += 1e-6;
+      inFlight.set(receiver, held.add(started));
+      let released = false;
+      return {
+        release(wasSlow) {
+          if (released) return;
+          released = true;
+          held.delete(started);
+          if (held.size === 0) inFlight.delete(receiver);
+          if (wasSlow) slow.add(receiver);
+          else slow.delete(receiver);
+        },
+      };
+    },
+    deferralMs(receiver) {
+      const base = isSlow(receiver) ? Math.min(timeoutMs, MAX_DEFERRAL_MS) : FAST_DEFERRAL_MS;
+      // Jittered, so deferred callbacks do not all come back together.
+      return Math.round(base * (0.5 + Math.random()));
+    },
+  };
+}
+
+/** The receiver a callback URL names: its host and port, the unit that is slow or down. */
+export function receiverOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * A receiver that never answers must not hold up anyone else's callbacks:
+ * hundreds of callbacks to a hanging receiver, queued ahead of a healthy
+ * receiver's, with the production delivery timeout and slot count.
+ */
+import { randomBytes } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Config, loadConfig } from "../../src/config.js";
+import { createMetrics } from "../../src/metrics/metrics.js";
+import { createCallbackQueue, enqueueCallback } from "../../src/webhooks/callbackQueue.js";
+import { createCallbackWorker } from "../../src/webhooks/callbackWorker.js";
+import { deleteKeysUnder, TEST_REDIS_URL, testPrefix } from "../helpers/redisTestPrefix.js";
+import { waitUntil } from "../helpers/waitUntil.js";
+import { startWebhookReceiver } from "./webhookReceiver.js";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** Far below the minute 300 hanging deliveries take through 50 slots of 10 s; a liveness bound. */
+const HEALTHY_WITHIN_MS = 8_000;
+
+describe("callbacks to a receiver that never answers", () => {
+  it("do not delay a healthy receiver's callbacks queued behind them", async () => {
+    const hanging = await startWebhookReceiver(() => "hang");
+    const healthy = await startWebhookReceiver();
+    cleanups.push(async () => {
+      await hanging.stop();
+      await healthy.stop();
+    });
+    const config: Config = {
+      ...loadConfig({}),
+      queuePrefix: testPrefix("isolation"),
+      webhookSecret: `whsec_${randomBytes(32).toString("base64")}`,
+      callbackAllow: ["127.0.0.1"],
+    };
+    expect(config.callbackTimeoutMs).toBe(10_000);
+    expect(config.callbackConcurrency).toBe(50);
+    const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    const queue = createCallbackQueue(connection, config);
+    for (let i = 0; i < 300; i++) {
+      await enqueueCallback(queue, { url: hanging.url(), event: { type: "compaction.completed", id: `cmp_hang_${i}` } });
+    }
+    const worker = createCallbackWorker({ config, connection, metrics: createMetrics(), onError: () => undefined });
+    cleanups.push(async () => {
+      await worker.worker.close(true);
+      await queue.close();
+      connection.disconnect();
+      await deleteKeysUnder(config.queuePrefix);
+    });
+    await waitUntil(() => hanging.received.length >= config.callbackHostConcurrency, "the hanging receiver holds its share of slots");
+
+    const started = Date.now();
+    for (let i = 0; i < 20; i++) {
+      await enqueueCallback(queue, { url: healthy.url(), event: { type: "compaction.completed", id: `cmp_ok_${i}` } });
+    }
+    await waitUntil(() => healthy.received.length === 20, "every healthy callback is delivered", 60_000);
+    const took = Date.now() - started;
+    expect(took).toBeLessThan(HEALTHY_WITHIN_MS);
+    // The hanging receiver holds no more than its share at once: one share per timeout that has passed.
+    expect(hanging.received.length).toBeLessThanOrEqual(config.callbackHostConcurrency * (1 + Math.ceil(took / config.callbackTimeoutMs)));
+  });
+});

@@ -122,15 +122,24 @@ describe("a worker process killed mid-jobs", () => {
     // The kill did land mid-job: some jobs were started twice, once by each worker.
     expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
 
-    // Completed exactly once each, according to BullMQ's own event stream.
+    // Completed exactly once each, according to BullMQ's own event stream. A
+    // waiting request is answered once the outcome is stored, a moment before
+    // BullMQ records the completion, so the last events may still be on their way.
     const redis = new Redis(TEST_REDIS_URL);
     try {
-      const events = await redis.xrange(`${config.queuePrefix}:${COMPACTION_QUEUE}:events`, "-", "+");
       const completions = new Map<string, number>();
-      for (const [, fields] of events) {
-        const event = Object.fromEntries(fields.flatMap((_, i) => (i % 2 === 0 ? [[fields[i], fields[i + 1]]] : [])));
-        if (event.event === "completed") completions.set(event.jobId!, (completions.get(event.jobId!) ?? 0) + 1);
-      }
+      const readCompletions = async (): Promise<void> => {
+        completions.clear();
+        const events = await redis.xrange(`${config.queuePrefix}:${COMPACTION_QUEUE}:events`, "-", "+");
+        for (const [, fields] of events) {
+          const event = Object.fromEntries(fields.flatMap((_, i) => (i % 2 === 0 ? [[fields[i], fields[i + 1]]] : [])));
+          if (event.event === "completed") completions.set(event.jobId!, (completions.get(event.jobId!) ?? 0) + 1);
+        }
+      };
+      await waitUntil(async () => {
+        await readCompletions();
+        return ids.every((id) => completions.has(id));
+      }, "BullMQ records every completion");
       for (const id of ids) expect(completions.get(id), id).toBe(1);
     } finally {
       redis.disconnect();

@@ -70,7 +70,7 @@ export function createApiServices(
     queues: [...stores.compactionQueues.shards, stores.callbackQueue],
   });
   // Not awaited: the API starts (and answers 503) while Redis is away; ioredis subscribes once it is back.
-  const subscriber = createRedisConnection(config.redisUrl, "subscriber", config.queuePrefix);
+  const subscriber = createRedisConnection(redisEndpointOf(config), "subscriber", config.queuePrefix);
   subscriber.on("error", onError);
   const waiters = createJobWaiters(config.maxWaiters);
   listenForSettled(subscriber, stores.keys, waiters.listener).catch(onError);

@@ -12,10 +12,10 @@
  * so waiters read their jobs again then, and a broadcast lost at any other
  * moment only costs the waiter its wait (it answers with the job as it was).
  */
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./redisConnection.js";
 import type { ServiceKeys } from "./queueNames.js";
 
-export async function announceSettled(redis: Redis, keys: ServiceKeys, jobId: string): Promise<void> {
+export async function announceSettled(redis: RedisClient, keys: ServiceKeys, jobId: string): Promise<void> {
   await redis.publish(keys.settledChannel, jobId);
 }
 
@@ -31,7 +31,7 @@ export interface SettledListener {
  * connection can run no other command); ioredis resubscribes by itself after
  * a reconnection.
  */
-export async function listenForSettled(subscriber: Redis, keys: ServiceKeys, listener: SettledListener): Promise<void> {
+export async function listenForSettled(subscriber: RedisClient, keys: ServiceKeys, listener: SettledListener): Promise<void> {
   subscriber.on("message", (channel: string, jobId: string) => {
     if (channel === keys.settledChannel) listener.onSettled(jobId);
   });

@@ -1,0 +1,14 @@
+/**
+ * Runs the heavy-input benchmark (`npm run bench:heavy`) in one forked process;
+ * the API under test runs the build (`node bin/compactd.js serve`).
+ */
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["bench/service/heavyInput.ts"],
+    testTimeout: 900_000,
+    hookTimeout: 60_000,
+    fileParallelism: false,
+  },
+});

@@ -177,8 +177,10 @@ test("heavy input benchmark", async () => {
 
   progress(`memory: ${MEMORY.requests} concurrent requests of ${MEMORY.bodyBytes / MIB} MiB`);
   const memory = await measureMemory();
+  progress(`memory: ${JSON.stringify(memory)}`);
   progress(`latency: ${LATENCY.perSecond}/s for ${LATENCY.seconds} s, ordinary only`);
   const calm = await openLoop(false, ordinaryBodies, adversarial);
+  progress(`calm: ${JSON.stringify(calm)}`);
   progress(`latency: the same with every ${LATENCY.adversarialEvery}th request a ${(adversarial.length / 1e6).toFixed(0)} MB adversarial body`);
   const hostile = await openLoop(true, ordinaryBodies, adversarial);
 

@@ -8,6 +8,7 @@ import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Config, loadConfig } from "../../src/config.js";
 import { createMetrics } from "../../src/metrics/metrics.js";
+import { createLogger } from "../../src/telemetry/logger.js";
 import { createCallbackQueue, enqueueCallback } from "../../src/webhooks/callbackQueue.js";
 import { createCallbackWorker } from "../../src/webhooks/callbackWorker.js";
 import { deleteKeysUnder, TEST_REDIS_URL, testPrefix } from "../helpers/redisTestPrefix.js";
@@ -43,7 +44,7 @@ describe("callbacks to a receiver that never answers", () => {
     for (let i = 0; i < 300; i++) {
       await enqueueCallback(queue, { url: hanging.url(), event: { type: "compaction.completed", id: `cmp_hang_${i}` } });
     }
-    const worker = createCallbackWorker({ config, connection, metrics: createMetrics(), onError: () => undefined });
+    const worker = createCallbackWorker({ config, connection, metrics: createMetrics(), log: createLogger("worker", "silent"), onError: () => undefined });
     cleanups.push(async () => {
       await worker.worker.close(true);
       await queue.close();

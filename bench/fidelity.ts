@@ -28,7 +28,7 @@ import { machine, machineLines } from "./report.js";
 
 const COMMAND = "npm run bench:fidelity";
 /** What the agents in the corpus ran with. */
-const SETTINGS = normalizeSettings({ maxContextTokens: 200_000 });
+const SETTINGS = normalizeSettings({ contextWindow: 200_000 });
 const DOC = fileURLToPath(new URL("../docs/BENCHMARKS.md", import.meta.url));
 /** A request counts as kept when its first this-many characters are found verbatim (long ones are clipped head and tail). */
 const REQUEST_KEY_CHARS = 200;
@@ -178,7 +178,7 @@ test("summary fidelity against the agents' own summaries", async () => {
   for (const session of listCompactedSessions()) rows.push(await measureSession(session));
   const generated = [
     machineLines(machine(), COMMAND),
-    `- Settings: context window ${int(SETTINGS.maxContextTokens)}, reserve ${int(SETTINGS.reserveTokens)}, keep-recent ${int(SETTINGS.keepRecentTokens)} (the defaults); tokens are o200k.`,
+    `- Settings: context window ${int(SETTINGS.contextWindow)}, reserve ${int(SETTINGS.reserveTokens)}, keep-recent ${int(SETTINGS.keepRecentTokens)} (the defaults); tokens are o200k.`,
     "",
     sessionTable(rows),
     "",

@@ -58,7 +58,7 @@ export interface RunCounts {
 
 function settingsFor(windowTokens: number) {
   // The default reserve and keep-recent: what a real agent gets.
-  return normalizeSettings({ maxContextTokens: windowTokens });
+  return normalizeSettings({ contextWindow: windowTokens });
 }
 
 /** The three timed calls of one row. */

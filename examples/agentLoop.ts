@@ -84,7 +84,7 @@ export class CompactingAgent {
   private compacting = false;
 
   constructor(private readonly options: AgentOptions) {
-    this.settings = normalizeSettings({ maxContextTokens: options.contextWindow });
+    this.settings = normalizeSettings({ contextWindow: options.contextWindow });
     this.maxTokens = options.maxTokens ?? 4096;
   }
 

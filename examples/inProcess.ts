@@ -30,7 +30,7 @@ export interface InProcessCompactionsOptions {
 
 export function inProcessCompactions(options: InProcessCompactionsOptions): Compactions {
   const summarizer = createAnthropicSummarizer({ client: options.anthropic, model: options.model });
-  const compactor = createCompactor({ settings: { maxContextTokens: options.contextWindow }, summarizer });
+  const compactor = createCompactor({ settings: { contextWindow: options.contextWindow }, summarizer });
   if (compactor === null) throw new TypeError(`contextWindow: must be a positive number of tokens, got ${options.contextWindow}`);
 
   const compact = async (messages: readonly MessageParam[], reason: Reason, usageTokens?: number): Promise<CompactionSwap | null> => {

@@ -232,7 +232,7 @@ function latencyRun(offeredRate: number, latencies: readonly number[]): LatencyR
 function inProcessJob(workloads: readonly Workload[], fake: BenchAnthropic): { job: Job; notCompleted: () => number } {
   // What the worker builds for each job (src/worker/summarizerSource.ts): the same SDK, retries and model.
   const summarizer = createAnthropicSummarizer({ apiKey: "sk-bench", baseURL: fake.url, model: DEFAULT_MODEL, maxRetries: 2 });
-  const compactor = createCompactor({ settings: { maxContextTokens: CONTEXT_WINDOW, keepRecentTokens: KEEP_RECENT_TOKENS }, summarizer });
+  const compactor = createCompactor({ settings: { contextWindow: CONTEXT_WINDOW, keepRecentTokens: KEEP_RECENT_TOKENS }, summarizer });
   if (compactor === null) throw new Error("no compactor: the window or the summarizer is missing");
   let notCompleted = 0;
   const job: Job = async (i) => {

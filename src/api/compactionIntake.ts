@@ -45,7 +45,7 @@ export function parseRequestConversation(request: BatchItemRequest, fieldPrefix:
 
 /** Decides whether there is anything to compact and, if so, builds the job. */
 export async function intake(request: BatchItemRequest, conversation: Conversation, context: IntakeContext): Promise<Intake> {
-  const settings = normalizeSettings({ ...request.settings, maxContextTokens: request.contextWindow });
+  const settings = normalizeSettings({ ...request.settings, contextWindow: request.contextWindow });
   const smallest = minimumContextWindow(settings.reserveTokens);
   if (request.contextWindow < smallest) {
     throw invalidField(

@@ -15,6 +15,7 @@ import {
   NothingToCompactError,
   OFFLINE_SUMMARIZER,
   parseConversation,
+  type BudgetOverrides,
   type FormatOption,
   type Reason,
   type Result,
@@ -23,12 +24,8 @@ import {
 import { createAnthropicSummarizer, DEFAULT_MODEL } from "../summarizers/anthropic.js";
 import { EXIT, UsageError } from "./usageError.js";
 
-export interface CompactCommandOptions {
+export interface CompactCommandOptions extends BudgetOverrides {
   readonly contextWindow: number;
-  readonly reserveTokens?: number;
-  readonly keepRecentTokens?: number;
-  readonly maxSummaryTokens?: number;
-  readonly stallTimeoutMs?: number;
   readonly reason: Reason;
   readonly summarizer?: "anthropic" | "offline";
   readonly model?: string;
@@ -118,7 +115,7 @@ async function compactOne(
   }
   const compactor = createCompactor({
     settings: {
-      maxContextTokens: options.contextWindow,
+      contextWindow: options.contextWindow,
       reserveTokens: options.reserveTokens,
       keepRecentTokens: options.keepRecentTokens,
       maxSummaryTokens: options.maxSummaryTokens,

@@ -128,7 +128,7 @@ const SUMMARY_ATTEMPTS = 2;
  */
 export function createCompactor(options: CompactorOptions): Compactor | null {
   const settings = normalizeSettings(options.settings);
-  if (settings.maxContextTokens <= 0 || options.summarizer === undefined) return null;
+  if (settings.contextWindow <= 0 || options.summarizer === undefined) return null;
   return new Compactor(settings, options.summarizer);
 }
 

@@ -20,6 +20,7 @@ export {
   summarizerInputBudget,
   type Settings,
   type SettingsInput,
+  type BudgetOverrides,
 } from "./settings.js";
 export { TokenEstimator, IMAGE_TOKENS, DOCUMENT_TOKENS, MESSAGE_OVERHEAD_TOKENS, type TokenEstimatorOptions, type KnownTokenCounts } from "./tokenEstimator.js";
 export { findCutPoint, type CutPoint } from "./cutPoint.js";

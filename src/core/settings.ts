@@ -24,7 +24,7 @@ export const DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS = 120_000;
  * Summaries shorter than this cannot hold the structured sections at all, so a
  * cap derived from a tiny reserve is raised to it.
  */
-export const MIN_SUMMARY_TOKENS = 1024;
+const MIN_SUMMARY_TOKENS = 1024;
 
 /**
  * Least room a window must leave besides the reserve: a minimal summary and a
@@ -39,13 +39,13 @@ export function minimumContextWindow(reserveTokens: number = DEFAULT_RESERVE_TOK
 }
 
 /** The split-turn prefix summary needs less room, but not less than this. */
-export const MIN_TURN_PREFIX_SUMMARY_TOKENS = 512;
+const MIN_TURN_PREFIX_SUMMARY_TOKENS = 512;
 
 /**
  * Share of the summarizer input budget held back because providers count
  * tokens their own way and our estimate is not theirs.
  */
-export const SUMMARIZER_INPUT_SAFETY = 0.9;
+const SUMMARIZER_INPUT_SAFETY = 0.9;
 
 export interface Settings {
   /**
@@ -55,7 +55,7 @@ export interface Settings {
    */
   readonly enabled: boolean;
   /** The model's context window. Zero disables compaction: without a window there is no budget. */
-  readonly maxContextTokens: number;
+  readonly contextWindow: number;
   /** The part of the window history may not occupy because the next response has to fit there. */
   readonly reserveTokens: number;
   /** Token budget of recent messages kept verbatim. */
@@ -68,6 +68,9 @@ export interface Settings {
 
 export type SettingsInput = Partial<Settings>;
 
+/** The budgets a caller may set per compaction, beside the window it always gives. */
+export type BudgetOverrides = Pick<SettingsInput, "reserveTokens" | "keepRecentTokens" | "maxSummaryTokens" | "stallTimeoutMs">;
+
 /**
  * Fills in defaults and reconciles budgets that cannot all be honored at once.
  *
@@ -76,16 +79,16 @@ export type SettingsInput = Partial<Settings>;
  * the threshold within a round or two, which is the compaction loop again.
  */
 export function normalizeSettings(input: SettingsInput = {}): Settings {
-  const maxContextTokens = positiveOr(input.maxContextTokens, 0);
+  const contextWindow = positiveOr(input.contextWindow, 0);
   const reserveTokens = positiveOr(input.reserveTokens, DEFAULT_RESERVE_TOKENS);
   let keepRecentTokens = positiveOr(input.keepRecentTokens, DEFAULT_KEEP_RECENT_TOKENS);
-  if (maxContextTokens > 0) {
-    const quarterOfUsable = Math.floor((maxContextTokens - reserveTokens) / 4);
+  if (contextWindow > 0) {
+    const quarterOfUsable = Math.floor((contextWindow - reserveTokens) / 4);
     if (keepRecentTokens > quarterOfUsable) keepRecentTokens = Math.max(quarterOfUsable, 1);
   }
   return {
     enabled: input.enabled ?? true,
-    maxContextTokens,
+    contextWindow,
     reserveTokens,
     keepRecentTokens,
     maxSummaryTokens: positiveOr(input.maxSummaryTokens, 0),
@@ -98,8 +101,8 @@ export function normalizeSettings(input: SettingsInput = {}): Settings {
  * the reserve, at least 1. Zero (off) without a window.
  */
 export function threshold(s: Settings): number {
-  if (s.maxContextTokens <= 0) return 0;
-  return Math.max(s.maxContextTokens - s.reserveTokens, 1);
+  if (s.contextWindow <= 0) return 0;
+  return Math.max(s.contextWindow - s.reserveTokens, 1);
 }
 
 /** Whether the current context has crossed the threshold (strictly above it). */
@@ -137,7 +140,7 @@ export function summarizerInputBudget(
   promptOverheadTokens: number,
   previousSummaryTokens: number,
 ): number {
-  const room = s.maxContextTokens - completionCap - promptOverheadTokens - previousSummaryTokens;
+  const room = s.contextWindow - completionCap - promptOverheadTokens - previousSummaryTokens;
   return Math.max(Math.floor(room * SUMMARIZER_INPUT_SAFETY), 0);
 }
 

@@ -5,6 +5,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Reason } from "../core/compactor.js";
 import type { FormatOption } from "../core/formats/parseConversation.js";
 import type { Replaces } from "../core/replaces.js";
+import type { BudgetOverrides } from "../core/settings.js";
 import type { KnownTokenCounts } from "../core/tokenEstimator.js";
 
 /** The part of the request that is large: stored compressed (see payloadCodec.ts). */
@@ -14,20 +15,12 @@ export interface ConversationPayload {
   readonly format?: FormatOption;
 }
 
-/** The request's budget overrides; the window is always given. */
-export interface JobSettings {
-  readonly reserveTokens?: number;
-  readonly keepRecentTokens?: number;
-  readonly maxSummaryTokens?: number;
-  readonly stallTimeoutMs?: number;
-}
-
 export interface CompactionJobData {
   readonly tenant: string;
   /** {@link ConversationPayload}, brotli-compressed and base64-encoded. */
   readonly payload: string;
   readonly contextWindow: number;
-  readonly settings: JobSettings;
+  readonly settings: BudgetOverrides;
   readonly reason: Reason;
   readonly conversationId?: string;
   readonly callbackUrl?: string;

@@ -106,7 +106,7 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
     const conversation = parse(payload);
     const chosen = deps.summarizerFor(data.model);
     const summarizer = chosen === OFFLINE_SUMMARIZER ? chosen : instrumentSummarizer(chosen, metrics, log);
-    const compactor = createCompactor({ settings: { ...data.settings, maxContextTokens: data.contextWindow }, summarizer });
+    const compactor = createCompactor({ settings: { ...data.settings, contextWindow: data.contextWindow }, summarizer });
     if (compactor === null) {
       throw new JobRejected("failed", { code: "invalid_request", message: "must be a positive number of tokens", field: "contextWindow" });
     }

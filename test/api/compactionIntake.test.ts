@@ -17,7 +17,7 @@ describe("intake", () => {
     expect(counts.messages.map(([index]) => index)).toContain(messages.length - 1);
 
     const payload = (await decodePayload(decided.data.payload)) as { messages: unknown[] };
-    const compactor = createCompactor({ settings: { maxContextTokens: 100_000, keepRecentTokens: 8_000 }, summarizer: scriptedSummarizer() })!;
+    const compactor = createCompactor({ settings: { contextWindow: 100_000, keepRecentTokens: 8_000 }, summarizer: scriptedSummarizer() })!;
     const conv = parseRequestConversation({ ...request, messages: payload.messages } as BatchItemRequest, "");
     const withCounts = await compactor.compact(conv, { reason: "threshold", knownCounts: counts });
     const fresh = await compactor.compact(conv, { reason: "threshold" });

@@ -46,7 +46,7 @@ describe.each([
 ])("compactd compact on the corpus: $source", ({ filter, window, extra }) => {
   let lines: Line[];
   let byFile: Map<string, unknown>;
-  const settings = normalizeSettings({ maxContextTokens: window, reserveTokens: extra.length > 0 ? 1_000 : undefined });
+  const settings = normalizeSettings({ contextWindow: window, reserveTokens: extra.length > 0 ? 1_000 : undefined });
 
   beforeAll(async () => {
     const written = await writeAll(listCorpusConversations().filter((c) => filter(c.source)));

@@ -20,7 +20,7 @@ const grownHistories = reactConversationArbitrary({ maxTurns: 5, maxRounds: 12, 
 );
 
 const compactorSettings = fc.record({
-  maxContextTokens: fc.integer({ min: 8_000, max: 60_000 }),
+  contextWindow: fc.integer({ min: 8_000, max: 60_000 }),
   reserveTokens: fc.integer({ min: 1_000, max: 4_000 }),
   keepRecentTokens: fc.integer({ min: 200, max: 1_500 }),
 });

@@ -7,7 +7,7 @@ import { scriptedSummarizer } from "../helpers/scriptedSummarizer.js";
 const history = parseConversation(conversation(...Array.from({ length: 8 }, () => reactTurn({ rounds: 4, toolResultChars: 3_000 }))));
 
 function compactor() {
-  return createCompactor({ settings: { maxContextTokens: 100_000, keepRecentTokens: 8_000 }, summarizer: scriptedSummarizer() })!;
+  return createCompactor({ settings: { contextWindow: 100_000, keepRecentTokens: 8_000 }, summarizer: scriptedSummarizer() })!;
 }
 
 describe("compact() called from plain JavaScript", () => {

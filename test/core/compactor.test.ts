@@ -10,7 +10,7 @@ import { TokenEstimator } from "../../src/core/tokenEstimator.js";
 import { conversation, reactTurn, type RawMessage } from "../helpers/conversations.js";
 import { scriptedSummarizer, type ScriptStep } from "../helpers/scriptedSummarizer.js";
 
-const WINDOW: SettingsInput = { maxContextTokens: 100_000, keepRecentTokens: 8_000 };
+const WINDOW: SettingsInput = { contextWindow: 100_000, keepRecentTokens: 8_000 };
 
 function compactorWith(step?: (kind: string, call: number) => ScriptStep, settings: SettingsInput = WINDOW) {
   const summarizer = scriptedSummarizer(step && ((r, call) => step(r.kind, call)));
@@ -37,7 +37,7 @@ function summariesIn(messages: unknown[]): number {
 describe("Compactor", () => {
   it("is not built without a context window or without a summarizer", () => {
     expect(createCompactor({ settings: {}, summarizer: scriptedSummarizer() })).toBeNull();
-    expect(createCompactor({ settings: { maxContextTokens: 100_000 }, summarizer: undefined })).toBeNull();
+    expect(createCompactor({ settings: { contextWindow: 100_000 }, summarizer: undefined })).toBeNull();
   });
 
   it("replaces the head with one summary and returns the tail exactly as it came in", async () => {
@@ -61,7 +61,7 @@ describe("Compactor", () => {
   });
 
   it("leaves room for several more rounds: tokens after are under two thirds of the threshold", async () => {
-    const settings = normalizeSettings({ maxContextTokens: 80_000 });
+    const settings = normalizeSettings({ contextWindow: 80_000 });
     const raw = conversation(longSession(), longSession());
     const { compactor } = compactorWith(undefined, settings);
     const result = await compactor.compact(parseConversation(raw), { reason: "threshold" });
@@ -176,7 +176,7 @@ describe("Compactor", () => {
   });
 
   it("counts as omitted the messages left out of the request, except the user requests it carries verbatim", async () => {
-    const settings = { maxContextTokens: 24_000, reserveTokens: 4_000 };
+    const settings = { contextWindow: 24_000, reserveTokens: 4_000 };
     const raw = conversation(...Array.from({ length: 12 }, () => reactTurn({ rounds: 4, toolResultChars: 3_000 })));
     const { compactor, summarizer } = compactorWith(undefined, settings);
     const result = await compactor.compact(parseConversation(raw), manual);
@@ -200,7 +200,7 @@ describe("Compactor", () => {
   });
 
   it("keeps the degraded offline summary within the summary budget and counts what it does not stand for", async () => {
-    const settings = { maxContextTokens: 100_000, keepRecentTokens: 8_000, maxSummaryTokens: 1_500 };
+    const settings = { contextWindow: 100_000, keepRecentTokens: 8_000, maxSummaryTokens: 1_500 };
     const { compactor } = compactorWith(() => ({ kind: "fail", error: new Error("down") }), settings);
     const result = await compactor.compact(parseConversation(longSession()), manual);
     // Each offline summary stays within its own cap: 1500 for the history, half that for a split turn's head.
@@ -276,7 +276,7 @@ describe("Compactor", () => {
 
   describe("checkpoints", () => {
     it("returns a checkpoint when the summary ends on a stored turn", async () => {
-      const { compactor } = compactorWith(() => ({ kind: "reply", text: "## Goal\ncheckpointed" }), { maxContextTokens: 100_000, keepRecentTokens: 6_000 });
+      const { compactor } = compactorWith(() => ({ kind: "reply", text: "## Goal\ncheckpointed" }), { contextWindow: 100_000, keepRecentTokens: 6_000 });
       const raw = conversation(longSession(true), reactTurn({ rounds: 1, turnId: "current" }));
       const result = await compactor.compact(parseConversation(raw), manual);
       const lastSummarized = raw[result.firstKeptIndex - 1]!;
@@ -299,7 +299,7 @@ describe("Compactor", () => {
 
     it("lists in the checkpoint's file blocks only the files its own turns touched", async () => {
       const summarizer = scriptedSummarizer(() => ({ kind: "reply", text: "S" }));
-      const compactor = createCompactor({ settings: { maxContextTokens: 40_000, keepRecentTokens: 1_000 }, summarizer })!;
+      const compactor = createCompactor({ settings: { contextWindow: 40_000, keepRecentTokens: 1_000 }, summarizer })!;
       const raw = [
         { role: "system", content: "s" },
         { role: "user", content: "q1", turn_id: "t1" },
@@ -343,7 +343,7 @@ describe("Compactor with a summarizer whose window the request filled", () => {
         return { text: "## Goal\npartial", truncated: true, stopReason: "model_context_window_exceeded" };
       },
     };
-    const compactor = createCompactor({ settings: { maxContextTokens: 100_000, keepRecentTokens: 8_000 }, summarizer })!;
+    const compactor = createCompactor({ settings: { contextWindow: 100_000, keepRecentTokens: 8_000 }, summarizer })!;
     const raw = conversation(...Array.from({ length: 4 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 })), reactTurn({ rounds: 1 }));
     const result = await compactor.compact(parseConversation(raw), { reason: "manual" });
     expect(result.degraded).toBe(true);
@@ -356,7 +356,7 @@ describe("Compactor given the counts an earlier step of the job made", () => {
   it("uses them instead of tokenizing the messages again", async () => {
     const raw = conversation(...Array.from({ length: 4 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 })));
     const conv = parseConversation(raw);
-    const compactor = createCompactor({ settings: { maxContextTokens: 1_000_000, keepRecentTokens: 8_000 }, summarizer: scriptedSummarizer() })!;
+    const compactor = createCompactor({ settings: { contextWindow: 1_000_000, keepRecentTokens: 8_000 }, summarizer: scriptedSummarizer() })!;
     // Counts of 1000 per message, far from the real ones: only used counts can produce this total.
     const known = { messages: conv.messages.map((m) => [m.index, 1_000] as const) };
     const result = await compactor.compact(conv, { reason: "manual", knownCounts: known });

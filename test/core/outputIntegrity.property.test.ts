@@ -11,7 +11,7 @@ import { reactConversationArbitrary } from "../helpers/conversations.js";
 import { scriptedSummarizer } from "../helpers/scriptedSummarizer.js";
 
 const settingsArbitrary = fc.record({
-  maxContextTokens: fc.integer({ min: 6_000, max: 200_000 }),
+  contextWindow: fc.integer({ min: 6_000, max: 200_000 }),
   reserveTokens: fc.integer({ min: 1_000, max: 16_384 }),
   keepRecentTokens: fc.integer({ min: 200, max: 20_000 }),
 });

@@ -7,7 +7,7 @@ import { summaryMessage } from "../../src/core/summaryEnvelope.js";
 import { TokenEstimator } from "../../src/core/tokenEstimator.js";
 import { conversation, reactTurn } from "../helpers/conversations.js";
 
-const settings = normalizeSettings({ maxContextTokens: 200_000, keepRecentTokens: 4_000 });
+const settings = normalizeSettings({ contextWindow: 200_000, keepRecentTokens: 4_000 });
 
 describe("prepare", () => {
   it("returns null for a small conversation that fits the keep-recent budget", () => {
@@ -60,7 +60,7 @@ describe("prepare", () => {
   });
 
   it("fits the summarizer input to the window, leaving out the oldest messages with an exact count", () => {
-    const small = normalizeSettings({ maxContextTokens: 24_000, reserveTokens: 4_000 });
+    const small = normalizeSettings({ contextWindow: 24_000, reserveTokens: 4_000 });
     const turns = Array.from({ length: 12 }, () => reactTurn({ rounds: 4, toolResultChars: 3_000 }));
     const conv = parseConversation(conversation(...turns));
     const estimator = new TokenEstimator();
@@ -69,7 +69,7 @@ describe("prepare", () => {
     expect(prep.historyInput.messages.length + prep.omittedHistory).toBe(prep.messagesToSummarize.length);
     expect(prep.historyInput.messages[0]).toBe(prep.messagesToSummarize[prep.omittedHistory]);
     const transcriptTokens = estimator.countText(prep.historyInput.transcript);
-    expect(transcriptTokens).toBeLessThanOrEqual(small.maxContextTokens - prep.summaryTokens);
+    expect(transcriptTokens).toBeLessThanOrEqual(small.contextWindow - prep.summaryTokens);
     // The paths of the omitted messages are still recorded.
     const omittedPaths = JSON.stringify(prep.messagesToSummarize.slice(0, prep.omittedHistory).map((m) => m.raw));
     const firstPath = /src\/t\d+\/file0_0\.ts/.exec(omittedPaths)![0];
@@ -80,7 +80,7 @@ describe("prepare", () => {
     const onBoundary = parseConversation(
       conversation(reactTurn({ rounds: 4, toolResultChars: 2_000, turnId: "a" }), reactTurn({ rounds: 4, toolResultChars: 2_000, turnId: "b" }), reactTurn({ rounds: 1, turnId: "c" })),
     );
-    const prep = prepare(onBoundary, normalizeSettings({ maxContextTokens: 200_000, keepRecentTokens: 1_500 }), new TokenEstimator())!;
+    const prep = prepare(onBoundary, normalizeSettings({ contextWindow: 200_000, keepRecentTokens: 1_500 }), new TokenEstimator())!;
     const lastSummarized = prep.messagesToSummarize.at(-1)!;
     expect(prep.checkpointTurnId).toBe(lastSummarized.turnId);
     expect(onBoundary.messages[lastSummarized.index + 1]!.turnId).not.toBe(lastSummarized.turnId);
@@ -101,7 +101,7 @@ describe("prepare", () => {
       reactTurn({ rounds: 6, toolResultChars: 2_000, turnId: "same" }),
       reactTurn({ rounds: 6, toolResultChars: 2_000, turnId: "same" }),
     );
-    const prep = prepare(parseConversation(raw), normalizeSettings({ maxContextTokens: 200_000, keepRecentTokens: 3_000 }), new TokenEstimator())!;
+    const prep = prepare(parseConversation(raw), normalizeSettings({ contextWindow: 200_000, keepRecentTokens: 3_000 }), new TokenEstimator())!;
     expect(prep.messagesToSummarize.length).toBeGreaterThan(0);
     expect(prep.checkpointTurnId).toBeUndefined();
   });
@@ -110,7 +110,7 @@ describe("prepare", () => {
     const raw = conversation(...Array.from({ length: 40 }, (_, i) => reactTurn({ rounds: 6, toolResultChars: 1_000 + (i % 5) * 700 })));
     const conv = parseConversation(raw);
     const estimator = new TokenEstimator();
-    const prep = prepare(conv, normalizeSettings({ maxContextTokens: 400_000 }), estimator)!;
+    const prep = prepare(conv, normalizeSettings({ contextWindow: 400_000 }), estimator)!;
     const exact = new TokenEstimator();
     const exactTotal = conv.messages.reduce((s, m) => s + exact.count(m), 0);
     expect(Math.abs(prep.tokensBefore - exactTotal) / exactTotal).toBeLessThan(0.05);

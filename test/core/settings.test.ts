@@ -13,13 +13,13 @@ import {
 
 describe("settings", () => {
   it("fills in the documented defaults", () => {
-    const s = normalizeSettings({ maxContextTokens: 200_000 });
+    const s = normalizeSettings({ contextWindow: 200_000 });
     expect(DEFAULT_KEEP_RECENT_TOKENS).toBe(20_000);
     expect(DEFAULT_RESERVE_TOKENS).toBe(16_384);
     expect(DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS).toBe(120_000);
     expect(s).toEqual({
       enabled: true,
-      maxContextTokens: 200_000,
+      contextWindow: 200_000,
       reserveTokens: 16_384,
       keepRecentTokens: 20_000,
       maxSummaryTokens: 0,
@@ -28,48 +28,48 @@ describe("settings", () => {
   });
 
   it("scales keep-recent down to a quarter of the usable window on small windows", () => {
-    expect(normalizeSettings({ maxContextTokens: 20_000, reserveTokens: 8_000 }).keepRecentTokens).toBe(3_000);
-    expect(normalizeSettings({ maxContextTokens: 200_000, reserveTokens: 16_384 }).keepRecentTokens).toBe(20_000);
-    expect(normalizeSettings({ maxContextTokens: 32_000, keepRecentTokens: 1_000 }).keepRecentTokens).toBe(1_000);
+    expect(normalizeSettings({ contextWindow: 20_000, reserveTokens: 8_000 }).keepRecentTokens).toBe(3_000);
+    expect(normalizeSettings({ contextWindow: 200_000, reserveTokens: 16_384 }).keepRecentTokens).toBe(20_000);
+    expect(normalizeSettings({ contextWindow: 32_000, keepRecentTokens: 1_000 }).keepRecentTokens).toBe(1_000);
   });
 
   it("puts the threshold at window minus reserve, at least 1, and off without a window", () => {
-    expect(threshold(normalizeSettings({ maxContextTokens: 100_000, reserveTokens: 10_000 }))).toBe(90_000);
-    expect(threshold(normalizeSettings({ maxContextTokens: 1_000, reserveTokens: 5_000 }))).toBe(1);
+    expect(threshold(normalizeSettings({ contextWindow: 100_000, reserveTokens: 10_000 }))).toBe(90_000);
+    expect(threshold(normalizeSettings({ contextWindow: 1_000, reserveTokens: 5_000 }))).toBe(1);
     expect(threshold(normalizeSettings({}))).toBe(0);
   });
 
   it("compacts strictly above the threshold: T is false, T+1 is true", () => {
-    const s = normalizeSettings({ maxContextTokens: 100_000, reserveTokens: 10_000 });
+    const s = normalizeSettings({ contextWindow: 100_000, reserveTokens: 10_000 });
     expect(shouldCompact(s, 90_000)).toBe(false);
     expect(shouldCompact(s, 90_001)).toBe(true);
   });
 
   it("never asks to compact when disabled or without a window", () => {
-    expect(shouldCompact(normalizeSettings({ maxContextTokens: 100_000, enabled: false }), 1_000_000)).toBe(false);
+    expect(shouldCompact(normalizeSettings({ contextWindow: 100_000, enabled: false }), 1_000_000)).toBe(false);
     expect(shouldCompact(normalizeSettings({}), 1_000_000)).toBe(false);
   });
 
   it("caps the summary at four fifths of the reserve, the configured maximum and keep-recent, never below 1024", () => {
-    expect(summaryBudget(normalizeSettings({ maxContextTokens: 200_000 }))).toBe(13_107);
-    expect(summaryBudget(normalizeSettings({ maxContextTokens: 200_000, maxSummaryTokens: 4_000 }))).toBe(4_000);
-    expect(summaryBudget(normalizeSettings({ maxContextTokens: 20_000, reserveTokens: 8_000 }))).toBe(3_000);
-    expect(summaryBudget(normalizeSettings({ maxContextTokens: 200_000, reserveTokens: 500 }))).toBe(1_024);
+    expect(summaryBudget(normalizeSettings({ contextWindow: 200_000 }))).toBe(13_107);
+    expect(summaryBudget(normalizeSettings({ contextWindow: 200_000, maxSummaryTokens: 4_000 }))).toBe(4_000);
+    expect(summaryBudget(normalizeSettings({ contextWindow: 20_000, reserveTokens: 8_000 }))).toBe(3_000);
+    expect(summaryBudget(normalizeSettings({ contextWindow: 200_000, reserveTokens: 500 }))).toBe(1_024);
   });
 
   it("gives the turn-prefix summary half the summary cap, never below 512", () => {
-    expect(turnPrefixBudget(normalizeSettings({ maxContextTokens: 200_000 }))).toBe(6_553);
-    expect(turnPrefixBudget(normalizeSettings({ maxContextTokens: 200_000, reserveTokens: 500 }))).toBe(512);
+    expect(turnPrefixBudget(normalizeSettings({ contextWindow: 200_000 }))).toBe(6_553);
+    expect(turnPrefixBudget(normalizeSettings({ contextWindow: 200_000, reserveTokens: 500 }))).toBe(512);
   });
 
   it("holds a tenth of the summarizer input budget back for the provider's own counting", () => {
-    const s = normalizeSettings({ maxContextTokens: 100_000 });
+    const s = normalizeSettings({ contextWindow: 100_000 });
     expect(summarizerInputBudget(s, 10_000, 1_000, 4_000)).toBe(76_500);
     expect(summarizerInputBudget(s, 100_000, 1_000, 0)).toBe(0);
   });
 
   it("treats zero, negative and non-finite numbers as unset", () => {
-    const s = normalizeSettings({ maxContextTokens: 200_000, reserveTokens: -1, keepRecentTokens: Number.NaN, stallTimeoutMs: 0 });
+    const s = normalizeSettings({ contextWindow: 200_000, reserveTokens: -1, keepRecentTokens: Number.NaN, stallTimeoutMs: 0 });
     expect(s.reserveTokens).toBe(DEFAULT_RESERVE_TOKENS);
     expect(s.keepRecentTokens).toBe(DEFAULT_KEEP_RECENT_TOKENS);
     expect(s.stallTimeoutMs).toBe(DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS);

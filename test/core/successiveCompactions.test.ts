@@ -19,7 +19,7 @@ import { corpusDir, loadPiSession } from "../helpers/corpus.js";
 import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
 
 const ROUNDS = 5;
-const SETTINGS = normalizeSettings({ maxContextTokens: 50_000 });
+const SETTINGS = normalizeSettings({ contextWindow: 50_000 });
 /** The pinned requests' ceiling (pinnedRequests.ts); the rest of the summary is bounded by the summary budget. */
 const PINNED_TOKENS = 1_000;
 const session = loadPiSession(`${corpusDir}/pi-mono-sessions/large-session.jsonl`).messages;

@@ -23,7 +23,7 @@ async function compactWith(script: Script, stallTimeoutMs: number): Promise<{ re
   fake.setScript(script);
   const before = fake.requests.length;
   const summarizer = createAnthropicSummarizer({ apiKey: "sk-test", baseURL: fake.url, model: "claude-test", maxRetries: 0 });
-  const compactor = createCompactor({ settings: { maxContextTokens: 100_000, keepRecentTokens: 8_000, stallTimeoutMs }, summarizer })!;
+  const compactor = createCompactor({ settings: { contextWindow: 100_000, keepRecentTokens: 8_000, stallTimeoutMs }, summarizer })!;
   const result = await compactor.compact(parseConversation(session), { reason: "manual" });
   return { result, requests: fake.requests.length - before };
 }

@@ -46,7 +46,7 @@ describe("nesting depth", () => {
     expect(tooDeeplyNested(atBound, "")).toBeUndefined();
     expect(parseError(sessionWithToolInput(MAX_NESTING_DEPTH - 4)).field).toBe("messages[1].content[0].input");
 
-    const compactor = createCompactor({ settings: { maxContextTokens: 40_000, keepRecentTokens: 4_000 }, summarizer: scriptedSummarizer() })!;
+    const compactor = createCompactor({ settings: { contextWindow: 40_000, keepRecentTokens: 4_000 }, summarizer: scriptedSummarizer() })!;
     const result = await compactor.compact(parseConversation(atBound), { reason: "manual" });
     expect(result.messages.length).toBeLessThan(atBound.messages.length);
     expect(replacesOf(atBound.messages).count).toBe(atBound.messages.length);

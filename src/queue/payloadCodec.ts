@@ -35,6 +35,15 @@ export async function encodePayload(value: unknown): Promise<string> {
 
 /** The inverse of {@link encodePayload}; throws on anything it did not produce. */
 export async function decodePayload(encoded: string): Promise<unknown> {
-  const json = await decompress(Buffer.from(encoded, "base64"));
-  return JSON.parse(json.toString("utf8"));
+  return JSON.parse((await inflatePayload(encoded)).toString("utf8"));
+}
+
+/**
+ * The first half of {@link decodePayload}: the JSON text, not yet parsed.
+ * Decompression runs on libuv's thread pool; parsing blocks the event loop,
+ * so a caller that must prepare for that (see lockForCpuWork.ts) learns the
+ * size here first.
+ */
+export async function inflatePayload(encoded: string): Promise<Buffer> {
+  return decompress(Buffer.from(encoded, "base64"));
 }

@@ -27,9 +27,10 @@ import type { Metrics } from "../metrics/metrics.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { CompactionJobData, ConversationPayload } from "../queue/compactionJob.js";
 import type { JobSettlement } from "../queue/jobSettlement.js";
-import { decodePayload } from "../queue/payloadCodec.js";
+import { inflatePayload } from "../queue/payloadCodec.js";
 import type { FinalOutcome, JobError, ResultStore } from "../queue/resultStore.js";
 import { instrumentSummarizer } from "./instrumentedSummarizer.js";
+import { holdLockAfterEachCall, lockForCpuWork } from "./lockForCpuWork.js";
 
 /** Abort reason of a job whose cancellation was requested through the API. */
 export const CANCEL_REASON = "compactd:cancelled";
@@ -50,6 +51,8 @@ export interface ProcessorDeps {
   readonly log: Logger;
   /** The summarizer for a job's requested model (the configured one when undefined). */
   readonly summarizerFor: (model: string | undefined) => SummarizerChoice;
+  /** The workers' lock duration (`COMPACTD_LOCK_DURATION_MS`). */
+  readonly lockDurationMs: number;
 }
 
 export type CompactionProcessor = (
@@ -102,10 +105,19 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
     const recorded = await results.get(idOf(job));
     if (recorded !== undefined) return recorded;
 
-    const payload = await decode(data.payload);
-    const conversation = parse(payload);
+    const json = await inflate(data.payload);
+    // From here to each summarizer call, and from each answer to the next,
+    // the event loop is not free, so BullMQ cannot renew the lock: make it
+    // last through that work. A failed extension is left to BullMQ's own
+    // renewal to report.
+    const lockMs = lockForCpuWork(json.length, deps.lockDurationMs);
+    const holdLock = async (): Promise<void> => {
+      if (token !== undefined) await job.extendLock(token, lockMs).catch(() => undefined);
+    };
+    await holdLock();
+    const conversation = parse(parseJson(json));
     const chosen = deps.summarizerFor(data.model);
-    const summarizer = chosen === OFFLINE_SUMMARIZER ? chosen : instrumentSummarizer(chosen, metrics, log);
+    const summarizer = chosen === OFFLINE_SUMMARIZER ? chosen : instrumentSummarizer(holdLockAfterEachCall(chosen, holdLock), metrics, log);
     const compactor = createCompactor({ settings: { ...data.settings, contextWindow: data.contextWindow }, summarizer });
     if (compactor === null) {
       throw new JobRejected("failed", { code: "invalid_request", message: "must be a positive number of tokens", field: "contextWindow" });
@@ -178,11 +190,21 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
   };
 }
 
-async function decode(payload: string): Promise<ConversationPayload> {
+const UNDECODABLE = new JobRejected("failed", { code: "invalid_payload", message: "the stored conversation could not be decoded" });
+
+async function inflate(payload: string): Promise<Buffer> {
   try {
-    return (await decodePayload(payload)) as ConversationPayload;
+    return await inflatePayload(payload);
   } catch {
-    throw new JobRejected("failed", { code: "invalid_payload", message: "the stored conversation could not be decoded" });
+    throw UNDECODABLE;
+  }
+}
+
+function parseJson(json: Buffer): ConversationPayload {
+  try {
+    return JSON.parse(json.toString("utf8")) as ConversationPayload;
+  } catch {
+    throw UNDECODABLE;
   }
 }
 

@@ -74,7 +74,14 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
 
   // One BullMQ worker per shard, sharing the process's concurrency: a
   // conversation's jobs are spread evenly over shards, so each gets its share.
-  const processor = createCompactionProcessor({ results, settlement, metrics, log: logger, summarizerFor: createSummarizerSource(config) });
+  const processor = createCompactionProcessor({
+    results,
+    settlement,
+    metrics,
+    log: logger,
+    summarizerFor: createSummarizerSource(config),
+    lockDurationMs: config.lockDurationMs,
+  });
   const workers = compactionQueues.shards.map(
     (_queue, shard) =>
       new Worker<CompactionJobData, CompactionReturn>(COMPACTION_QUEUE, processor, {

@@ -3,8 +3,7 @@
  * `compactd worker` (`npm test` builds dist/ first; run `npm run build` before
  * running this file alone).
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
+import type { ChildProcess } from "node:child_process";
 import { Redis } from "ioredis";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,59 +15,11 @@ import { startWebhookReceiver, type WebhookReceiver } from "../webhooks/webhookR
 import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
 import { markedRequest } from "../helpers/markedConversation.js";
 import { deleteKeysUnder, TEST_REDIS_URL } from "../helpers/redisTestPrefix.js";
-import { cliPath } from "../helpers/runCli.js";
-import { repoRoot } from "../helpers/repoRoot.js";
 import { bearer, serviceConfig, TEST_WEBHOOK_SECRET } from "../helpers/serviceConfig.js";
+import { startWorkerProcess } from "../helpers/workerProcess.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 
 const JOBS = 16;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-interface WorkerProcess {
-  readonly child: ChildProcess;
-  readonly exited: Promise<number | null>;
-}
-
-/** Starts `compactd worker` and resolves once it says it is consuming. */
-async function startWorkerProcess(config: Config, fake: FakeAnthropic): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [cliPath, "worker"], {
-    cwd: repoRoot,
-    env: {
-      PATH: process.env.PATH,
-      REDIS_URL: config.redisUrl,
-      COMPACTD_QUEUE_PREFIX: config.queuePrefix,
-      ANTHROPIC_API_KEY: "sk-test",
-      ANTHROPIC_BASE_URL: fake.url,
-      COMPACTD_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
-      COMPACTD_CALLBACK_ALLOW: "127.0.0.1",
-      COMPACTD_CALLBACK_BACKOFF_MS: "100",
-      COMPACTD_CALLBACK_MAX_BACKOFF_MS: "500",
-      WORKER_CONCURRENCY: String(JOBS),
-      COMPACTD_LOCK_DURATION_MS: String(config.lockDurationMs),
-      COMPACTD_STALLED_INTERVAL_MS: String(config.stalledIntervalMs),
-      COMPACTD_SHUTDOWN_TIMEOUT_MS: "3000",
-      METRICS_PORT: String(await freePort()),
-    },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  let stderr = "";
-  await new Promise<void>((resolve, reject) => {
-    child.stderr!.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (stderr.includes("worker consuming")) resolve();
-    });
-    void exited.then((code) => reject(new Error(`compactd worker exited with ${code} before consuming:\n${stderr}`)));
-  });
-  return { child, exited };
-}
 
 let config: Config;
 let fake: FakeAnthropic;
@@ -94,7 +45,7 @@ afterAll(async () => {
 
 describe("a worker process killed mid-jobs", () => {
   it("loses no job: each completes once on another worker and its callback arrives with one stable webhook-id", async () => {
-    const doomed = await startWorkerProcess(config, fake);
+    const doomed = await startWorkerProcess(config, fake, { WORKER_CONCURRENCY: String(JOBS) });
     children.push(doomed.child);
     const ids: string[] = [];
     for (let i = 0; i < JOBS; i++) {
@@ -111,7 +62,7 @@ describe("a worker process killed mid-jobs", () => {
     doomed.child.kill("SIGKILL");
     await doomed.exited;
 
-    const survivor = await startWorkerProcess(config, fake);
+    const survivor = await startWorkerProcess(config, fake, { WORKER_CONCURRENCY: String(JOBS) });
     children.push(survivor.child);
     const attempts: number[] = [];
     for (const id of ids) {

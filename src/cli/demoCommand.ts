@@ -338,7 +338,9 @@ async function startReceiver(secret: string): Promise<Receiver> {
  */
 async function removeDemoKeys(config: Config): Promise<void> {
   if (config.redisClusterNodes !== undefined) return;
-  const redis = createRedisConnection(config.redisUrl, "api", config.queuePrefix);
+  // A one-off connection that may wait for the handshake: the API role fails
+  // fast on a connection that is not yet ready.
+  const redis = createRedisConnection(config.redisUrl, "worker", config.queuePrefix);
   try {
     await deleteKeysUnder(redis, config.queuePrefix);
   } finally {

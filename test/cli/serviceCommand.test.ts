@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { conversation, reactTurn } from "../helpers/conversations.js";
 import { deleteKeysUnder, testPrefix } from "../helpers/redisTestPrefix.js";
@@ -43,6 +44,8 @@ describe("compactd serve | worker | dev", () => {
     try {
       await waitUntil(() => stderr.includes("API and worker on"), "compactd dev has started", 90_000);
       expect(stderr).toMatch(/accepting the key "dev" for tenant "local"/);
+      // dev is a local tool with a well-known key: it listens on loopback only.
+      expect(tcpListeners(port)).toEqual(["0100007F"]);
       const base = `http://127.0.0.1:${port}`;
       const headers = { authorization: "Bearer dev", "content-type": "application/json" };
       const messages = conversation(...Array.from({ length: 6 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 })));
@@ -111,3 +114,20 @@ describe("compactd serve | worker | dev", () => {
     }, 120_000);
   });
 });
+
+/**
+ * The local addresses listening on TCP `port`, as the kernel's socket tables
+ * write them (hex; 127.0.0.1 is 0100007F, every IPv4 interface 00000000).
+ */
+function tcpListeners(port: number): string[] {
+  const suffix = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  const LISTEN = "0A";
+  return ["/proc/net/tcp", "/proc/net/tcp6"].flatMap((table) =>
+    readFileSync(table, "utf8")
+      .split("\n")
+      .slice(1)
+      .map((line) => line.trim().split(/\s+/))
+      .filter(([, local, , state]) => state === LISTEN && local?.endsWith(suffix))
+      .map(([, local]) => local!.slice(0, -suffix.length)),
+  );
+}

@@ -190,7 +190,7 @@ export function keyReused(): ApiError {
   );
 }
 
-export function inFlight(jobId: string): ApiError {
+function inFlight(jobId: string): ApiError {
   return new ApiError(
     409,
     "compaction_in_flight",

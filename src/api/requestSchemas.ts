@@ -15,7 +15,7 @@ import { ApiError, invalidField } from "./apiError.js";
 const MAX_MESSAGES = 100_000;
 
 /** `metadata` travels uncompressed in the job and in every callback: keep it small. */
-export const MAX_METADATA_BYTES = 16 * 1024;
+const MAX_METADATA_BYTES = 16 * 1024;
 
 const MAX_INSTRUCTIONS_CHARS = 20_000;
 
@@ -91,7 +91,7 @@ export const compactionRequestSchema = z.strictObject({ ...compactionFields, cal
 export type CompactionRequest = z.output<typeof compactionRequestSchema>;
 
 /** One item of a batch: a compaction request whose callback defaults to the batch's. */
-export const batchItemSchema = z.strictObject({
+const batchItemSchema = z.strictObject({
   ...compactionFields,
   callbackUrl: callbackUrl
     .optional()
@@ -136,7 +136,7 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
 }
 
 /** `["items", 3, "settings", "reserveTokens"]` → `items[3].settings.reserveTokens`. */
-export function fieldPath(path: readonly PropertyKey[]): string {
+function fieldPath(path: readonly PropertyKey[]): string {
   let field = "";
   for (const segment of path) {
     if (typeof segment === "number") field += `[${segment}]`;

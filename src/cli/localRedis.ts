@@ -16,7 +16,7 @@ import path from "node:path";
 import { withoutCredentials } from "../config.js";
 
 /** Where a Redis usually answers on a developer's machine. */
-export const DEFAULT_LOCAL_REDIS = { host: "127.0.0.1", port: 6379 } as const;
+const DEFAULT_LOCAL_REDIS = { host: "127.0.0.1", port: 6379 } as const;
 
 /** No Redis could be had; the message names the remedies in one line. */
 export class NoRedisError extends Error {

@@ -12,7 +12,7 @@
  */
 
 /** At most this many names are reported per text; the first ones declared are kept. */
-export const MAX_DECLARED_NAMES = 24;
+const MAX_DECLARED_NAMES = 24;
 
 const DECLARATION = new RegExp(
   [

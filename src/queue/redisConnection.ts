@@ -36,7 +36,7 @@ export type RedisRole = "api" | "worker" | "subscriber";
 const API_RETRIES_PER_REQUEST = 3;
 
 /** The API's default command timeout (`COMPACTD_REDIS_COMMAND_TIMEOUT_MS`). */
-export const DEFAULT_API_COMMAND_TIMEOUT_MS = 2_000;
+const DEFAULT_API_COMMAND_TIMEOUT_MS = 2_000;
 
 /** Ceiling of the reconnection backoff: a killed connection is back within this. */
 const MAX_RECONNECT_DELAY_MS = 2_000;

@@ -64,7 +64,3 @@ export function redisFaultOf(error: unknown): RedisFaultKind | undefined {
   if (byCode !== undefined) return byCode;
   return CLIENT_MESSAGES.find(({ pattern }) => pattern.test(error.message))?.kind;
 }
-
-export function isRetryableRedisError(error: unknown): boolean {
-  return redisFaultOf(error) !== undefined;
-}

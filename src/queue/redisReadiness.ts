@@ -20,7 +20,7 @@ import { redisFaultOf, type RedisFaultKind } from "./redisFaults.js";
 export type RedisProbe = { readonly ok: true } | { readonly ok: false; readonly fault: RedisFaultKind | "error" };
 
 /** How long a readiness probe waits for Redis. */
-export const READY_PROBE_MS = 1_000;
+const READY_PROBE_MS = 1_000;
 
 /** Every shard's slot takes a write: a shard without a master would leave its conversations' jobs waiting. */
 export async function probeShards(redis: RedisClient, queues: CompactionQueues): Promise<RedisProbe> {
@@ -32,7 +32,7 @@ export async function probeShards(redis: RedisClient, queues: CompactionQueues):
  * Writes `key` (it expires on its own) and reports whether Redis took it
  * within `ms`, waiting out a connection that is (re)connecting meanwhile.
  */
-export async function probeRedis(redis: RedisClient, key: string, ms = READY_PROBE_MS): Promise<RedisProbe> {
+async function probeRedis(redis: RedisClient, key: string, ms = READY_PROBE_MS): Promise<RedisProbe> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), ms);
   const timedOut = new Promise<RedisProbe>((resolve) =>

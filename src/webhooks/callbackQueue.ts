@@ -57,7 +57,7 @@ export type CallbackConfig = Pick<
 >;
 
 /** Name of the custom backoff the callback worker implements (retrySchedule.ts). */
-export const CALLBACK_BACKOFF = "callback";
+const CALLBACK_BACKOFF = "callback";
 
 const CALLBACK_JOB_NAME = "deliver";
 

@@ -30,7 +30,7 @@ const MAX_URL_LENGTH = 2048;
 const POLICY = "only public addresses, or those the operator allows in COMPACTD_CALLBACK_ALLOW, receive callbacks";
 
 /** The URL's host without the brackets an IPv6 literal carries in URLs. */
-export function callbackHost(url: URL): string {
+function callbackHost(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, "$1");
 }
 

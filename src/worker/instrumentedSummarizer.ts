@@ -68,7 +68,7 @@ export function instrumentSummarizer(inner: Summarizer, metrics: Metrics, log: L
  * the SDK's errors carry it as `status`; an error without one (connection
  * refused, a stream cut off or answering with an error event) is `none`.
  */
-export function providerStatus(err: unknown): string {
+function providerStatus(err: unknown): string {
   const status = typeof err === "object" && err !== null ? (err as { status?: unknown }).status : undefined;
   return typeof status === "number" && Number.isInteger(status) ? String(status) : "none";
 }

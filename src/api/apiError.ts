@@ -4,6 +4,7 @@
  * one branch and can point its user at the offending field.
  */
 import type { RedisFaultKind } from "../queue/redisFaults.js";
+import { ErrorCodes } from "../client/errorCodes.js";
 
 export interface ErrorBody {
   readonly error: {
@@ -42,7 +43,7 @@ export class ApiError extends Error {
 }
 
 /** A 400 naming the field at fault. */
-export function invalidField(field: string, message: string, code = "invalid_request"): ApiError {
+export function invalidField(field: string, message: string, code: string = ErrorCodes.invalidRequest): ApiError {
   return new ApiError(400, code, `${field}: ${message}`, field);
 }
 
@@ -66,7 +67,7 @@ const REDIS_FAULT_MESSAGES: Readonly<Record<RedisFaultKind, string>> = {
  * with the same Idempotency-Key is safe either way.
  */
 export function redisUnavailable(fault: RedisFaultKind = "connection"): ApiError {
-  return new ApiError(503, "unavailable", `${REDIS_FAULT_MESSAGES[fault]}; retry shortly`, undefined, undefined, {
+  return new ApiError(503, ErrorCodes.unavailable, `${REDIS_FAULT_MESSAGES[fault]}; retry shortly`, undefined, undefined, {
     "retry-after": String(RETRY_AFTER_SECONDS),
   });
 }

@@ -7,13 +7,13 @@ import type { Config } from "../config.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { BatchStore } from "../queue/batchStore.js";
 import type { CompactionQueues } from "../queue/compactionQueue.js";
-import type { JobSettlement } from "../queue/jobSettlement.js";
+import type { JobLifecycle } from "../queue/jobLifecycle.js";
 import type { ServiceKeys } from "../queue/queueNames.js";
 import { startQueueJobsCollector } from "../metrics/queueJobsCollector.js";
 import { openQueueStores } from "../queue/queueStores.js";
 import { closeRedisConnection, createRedisConnection, redisEndpointOf } from "../queue/redisConnection.js";
 import type { ResultStore } from "../queue/resultStore.js";
-import type { CallbackQueue } from "../webhooks/callbackQueue.js";
+import { callbackNotifier, createCallbackQueue } from "../webhooks/callbackQueue.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
 import { listenForSettled } from "../queue/settledChannel.js";
 import { createAuthenticator, type Authenticate } from "./bearerAuth.js";
@@ -27,10 +27,9 @@ export interface ApiServices {
   readonly redis: RedisClient;
   readonly keys: ServiceKeys;
   readonly queues: CompactionQueues;
-  readonly callbackQueue: CallbackQueue;
   readonly results: ResultStore;
   readonly batches: BatchStore;
-  readonly settlement: JobSettlement;
+  readonly lifecycle: JobLifecycle;
   readonly resolveHost: ResolveHost | undefined;
   /** The requests holding `?wait`, woken by settlement broadcasts. */
   readonly waiters: JobWaiters;
@@ -59,7 +58,9 @@ export function createApiServices(
 ): ApiServices {
   const redis = createRedisConnection(redisEndpointOf(config), "api", config.queuePrefix, config.redisCommandTimeoutMs);
   redis.on("error", onError);
-  const stores = openQueueStores(redis, config, onError);
+  const callbackQueue = createCallbackQueue(redis, config);
+  callbackQueue.on("error", onError);
+  const stores = openQueueStores(redis, config, { metrics, notify: callbackNotifier(callbackQueue), onError });
   // API processes compete for the queue-size lease too: with every worker
   // gone (scaled to zero, crashing), the backlog must still be exported, or
   // nothing shows that jobs wait and nobody takes them.
@@ -67,7 +68,7 @@ export function createApiServices(
     metrics,
     redis,
     prefix: config.queuePrefix,
-    queues: [...stores.compactionQueues.shards, stores.callbackQueue],
+    queues: [...stores.compactionQueues.shards, callbackQueue],
   });
   // Not awaited: the API starts (and answers 503) while Redis is away; ioredis subscribes once it is back.
   const subscriber = createRedisConnection(redisEndpointOf(config), "subscriber", config.queuePrefix);
@@ -81,10 +82,9 @@ export function createApiServices(
     redis,
     keys: stores.keys,
     queues: stores.compactionQueues,
-    callbackQueue: stores.callbackQueue,
     results: stores.results,
     batches: stores.batches,
-    settlement: stores.settlement,
+    lifecycle: stores.lifecycle,
     resolveHost,
     waiters,
     async whenRedisReady() {
@@ -103,7 +103,7 @@ export function createApiServices(
     },
     async close() {
       await collector.close();
-      await stores.close();
+      await Promise.allSettled([stores.close(), callbackQueue.close()]);
       await Promise.all([closeRedisConnection(redis), closeRedisConnection(subscriber)]);
     },
   };

@@ -15,13 +15,13 @@ import type { FastifyInstance } from "fastify";
 import type { JobState } from "bullmq";
 import type { BatchItem, BatchRecord } from "../queue/batchStore.js";
 import { batchItemJobSeed, idempotentBatchId, isBatchId, jobIdInShard, newBatchId, shardFor } from "../queue/compactionJob.js";
-import { submitCompaction } from "../queue/compactionQueue.js";
 import type { FinalStatus } from "../queue/resultStore.js";
 import { ApiError } from "./apiError.js";
 import type { ApiServices } from "./apiServices.js";
 import { intake, parseRequestConversation, requestDigestOf, type Intake } from "./compactionIntake.js";
 import { checkCallback, ensureCapacity, keyReused, readIdempotencyKey } from "./compactionRoutes.js";
 import { batchRequestSchema, parseBody } from "./requestSchemas.js";
+import { ErrorCodes } from "../client/errorCodes.js";
 
 export type BatchItemStatus = FinalStatus | "queued" | "active" | "nothing_to_compact" | "in_flight";
 
@@ -42,7 +42,7 @@ export interface BatchView {
 }
 
 export function registerBatchRoutes(app: FastifyInstance, services: ApiServices): void {
-  const { batches, queues, metrics } = services;
+  const { batches, queues, lifecycle } = services;
   const schema = batchRequestSchema(services.config.maxBatchItems);
 
   app.post("/v1/compactions/batch", async (request, reply) => {
@@ -86,12 +86,12 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
     const items: BatchItem[] = [];
     for (const [index, decision] of decisions.entries()) {
       if (decision.kind === "nothing_to_compact") {
-        metrics.jobsTotal.inc({ reason: body.items[index]!.reason, outcome: "nothing_to_compact" });
+        lifecycle.nothingToCompact(body.items[index]!.reason);
         items.push({ status: "nothing_to_compact" });
         continue;
       }
       const jobId = jobIds[index]!;
-      const outcome = await submitCompaction(queues.of(jobId), jobId, decision.data, idempotencyKey !== undefined);
+      const outcome = await lifecycle.submit(jobId, decision.data, idempotencyKey !== undefined);
       items.push(outcome.kind === "inFlight" ? { status: "in_flight", inFlightId: outcome.jobId } : { status: "queued", id: jobId });
     }
     const record: BatchRecord = {
@@ -105,7 +105,7 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
     };
     const created = await batches.create(record);
     const stored = created === "exists" ? ((await batches.get(batchId)) ?? record) : record;
-    if (created === "complete") await services.settlement.completeBatch(batchId);
+    if (created === "complete") await lifecycle.completeBatch(batchId);
     return reply
       .code(202)
       .header("location", `/v1/batches/${batchId}`)
@@ -117,7 +117,7 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
     const id = (request.params as { id: string }).id;
     if (isBatchId(id)) await services.whenRedisReady();
     const record = isBatchId(id) ? await batches.get(id) : undefined;
-    if (record === undefined || record.tenant !== tenant) throw new ApiError(404, "not_found", `no batch ${id}`);
+    if (record === undefined || record.tenant !== tenant) throw new ApiError(404, ErrorCodes.notFound, `no batch ${id}`);
     return viewBatch(services, record);
   });
 }

@@ -9,6 +9,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { ApiKey } from "../config.js";
 import { ApiError } from "./apiError.js";
+import { ErrorCodes } from "../client/errorCodes.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -37,7 +38,7 @@ export function createAuthenticator(keys: readonly ApiKey[]): Authenticate {
 }
 
 function unauthorized(message: string): ApiError {
-  return new ApiError(401, "unauthorized", message, undefined, undefined, { "www-authenticate": 'Bearer realm="compactd"' });
+  return new ApiError(401, ErrorCodes.unauthorized, message, undefined, undefined, { "www-authenticate": 'Bearer realm="compactd"' });
 }
 
 function sha256(text: string): Buffer {

@@ -22,6 +22,7 @@ import { registerBatchRoutes } from "./batchRoutes.js";
 import { registerCompactionRoutes } from "./compactionRoutes.js";
 import { countHttpRequests } from "./httpMetrics.js";
 import { openapiDocument } from "./openapiDocument.js";
+import { ErrorCodes } from "../client/errorCodes.js";
 
 export interface ApiDeps {
   /** Shared with the worker in `compactd dev`; a fresh registry otherwise. */
@@ -36,15 +37,15 @@ export interface ApiDeps {
 const FASTIFY_INPUT_ERRORS: Readonly<Record<string, { status: number; code: string; message?: (config: Config) => string }>> = {
   FST_ERR_CTP_BODY_TOO_LARGE: {
     status: 413,
-    code: "body_too_large",
+    code: ErrorCodes.bodyTooLarge,
     message: (config) => `the body is larger than the limit of ${config.bodyLimitBytes} bytes (COMPACTD_BODY_LIMIT_BYTES)`,
   },
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: "unsupported_media_type", message: () => "send the body as application/json" },
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: "invalid_content_length" },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: "invalid_json", message: () => "the body is empty; send a JSON object" },
-  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: "invalid_json" },
-  FST_ERR_BAD_URL: { status: 400, code: "invalid_url" },
-  FST_ERR_INVALID_URL: { status: 400, code: "invalid_url" },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: ErrorCodes.unsupportedMediaType, message: () => "send the body as application/json" },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: ErrorCodes.invalidContentLength },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: ErrorCodes.invalidJson, message: () => "the body is empty; send a JSON object" },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: ErrorCodes.invalidJson },
+  FST_ERR_BAD_URL: { status: 400, code: ErrorCodes.invalidUrl },
+  FST_ERR_INVALID_URL: { status: 400, code: ErrorCodes.invalidUrl },
 };
 
 export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<FastifyInstance> {
@@ -71,7 +72,7 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
     void reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.body());
   });
   app.setNotFoundHandler((request, reply) => {
-    void reply.code(404).send(new ApiError(404, "not_found", `no route ${request.method} ${request.url.split("?")[0]}`).body());
+    void reply.code(404).send(new ApiError(404, ErrorCodes.notFound, `no route ${request.method} ${request.url.split("?")[0]}`).body());
   });
   app.addHook("onClose", () => services.close());
 
@@ -117,8 +118,8 @@ function inputError(error: FastifyError | Error, config: Config): ApiError {
   const known = code === undefined ? undefined : FASTIFY_INPUT_ERRORS[code];
   if (known !== undefined) return new ApiError(known.status, known.code, known.message?.(config) ?? error.message);
   const status = (error as FastifyError).statusCode;
-  if (status !== undefined && status >= 400 && status < 500) return new ApiError(status, "bad_request", error.message);
+  if (status !== undefined && status >= 400 && status < 500) return new ApiError(status, ErrorCodes.badRequest, error.message);
   const fault = redisFaultOf(error);
   if (fault !== undefined) return redisUnavailable(fault);
-  return new ApiError(500, "internal_error", "internal error");
+  return new ApiError(500, ErrorCodes.internalError, "internal error");
 }

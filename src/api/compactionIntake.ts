@@ -19,6 +19,7 @@ import type { CompactionJobData, ConversationPayload } from "../queue/compaction
 import { encodePayload } from "../queue/payloadCodec.js";
 import { invalidField } from "./apiError.js";
 import type { BatchItemRequest } from "./requestSchemas.js";
+import { ErrorCodes } from "../client/errorCodes.js";
 
 export interface IntakeContext {
   readonly tenant: string;
@@ -39,7 +40,7 @@ export function parseRequestConversation(request: BatchItemRequest, fieldPrefix:
   } catch (err) {
     if (!(err instanceof InvalidConversationError)) throw err;
     const detail = err.message.startsWith(`${err.field}: `) ? err.message.slice(err.field.length + 2) : err.message;
-    throw invalidField(`${fieldPrefix}${err.field}`, detail, "invalid_conversation");
+    throw invalidField(`${fieldPrefix}${err.field}`, detail, ErrorCodes.invalidConversation);
   }
 }
 

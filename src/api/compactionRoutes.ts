@@ -3,21 +3,21 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { idempotentJobSeed, isJobId, jobIdInShard, newJobSeed, shardFor } from "../queue/compactionJob.js";
-import { backlogOf, submitCompaction, type CompactionJob, type CompactionQueue } from "../queue/compactionQueue.js";
-import { broadcastCancel } from "../queue/cancelChannel.js";
-import { isFinished, viewJob, type JobView } from "../queue/jobView.js";
+import { backlogOf, type CompactionJob, type CompactionQueue } from "../queue/compactionQueue.js";
+import { isFinished, type JobView } from "../queue/jobView.js";
 import { CallbackUrlError, checkCallbackUrl } from "../webhooks/callbackUrl.js";
 import { ApiError, invalidField, RETRY_AFTER_SECONDS } from "./apiError.js";
 import type { ApiServices } from "./apiServices.js";
 import { intake, parseRequestConversation, requestDigestOf } from "./compactionIntake.js";
 import { MAX_WAIT_SECONDS } from "./jobWaiter.js";
 import { compactionRequestSchema, parseBody } from "./requestSchemas.js";
+import { ErrorCodes } from "../client/errorCodes.js";
 
 /** How long a DELETE waits for a running job's worker to confirm the abort before answering 202. */
 const CANCEL_CONFIRM_MS = 2_000;
 
 export function registerCompactionRoutes(app: FastifyInstance, services: ApiServices): void {
-  const { metrics, queues, results, settlement } = services;
+  const { queues, lifecycle } = services;
 
   app.post("/v1/compactions", async (request, reply) => {
     const { tenant } = request;
@@ -32,7 +32,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
       // A cancelled queued job is gone from its queue; its tombstone keeps the digest.
       const boundTo = (await findByIdempotencyKey(services, seed))?.data.requestDigest ?? (await tombstoneDigest(services, seed));
       if (boundTo !== undefined && boundTo !== requestDigest) throw keyReused();
-      const view = await viewJob(queues.of(jobId), results, settlement, tenant, jobId);
+      const view = await lifecycle.view(tenant, jobId);
       if (view !== undefined) return replay(reply, view);
     }
     if (body.callbackUrl !== undefined) await checkCallback(services, body.callbackUrl, "callbackUrl");
@@ -44,11 +44,11 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
       ...(body.callbackUrl !== undefined && { callbackUrl: body.callbackUrl }),
     });
     if (decision.kind === "nothing_to_compact") {
-      metrics.jobsTotal.inc({ reason: body.reason, outcome: "nothing_to_compact" });
+      lifecycle.nothingToCompact(body.reason);
       return reply.code(200).send({ status: "nothing_to_compact" });
     }
     await ensureCapacity(services, [jobId]);
-    const outcome = await submitCompaction(queues.of(jobId), jobId, decision.data, idempotencyKey !== undefined);
+    const outcome = await lifecycle.submit(jobId, decision.data, idempotencyKey !== undefined);
     switch (outcome.kind) {
       case "created":
         request.log.info({ jobId, tenant, conversationId: body.conversationId, reason: body.reason }, "compaction queued");
@@ -57,7 +57,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
           .header("location", `/v1/compactions/${jobId}`)
           .send({ id: jobId, status: "queued" });
       case "replayed":
-        return replay(reply, (await viewJob(queues.of(jobId), results, settlement, tenant, jobId)) ?? { id: jobId, status: "queued" });
+        return replay(reply, (await lifecycle.view(tenant, jobId)) ?? { id: jobId, status: "queued" });
       case "keyReused":
         throw keyReused();
       case "inFlight":
@@ -86,13 +86,10 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
     const view = await findJob(services, tenant, id);
     if (view.status === "cancelled") return view;
     if (isFinished(view.status)) {
-      throw new ApiError(409, "job_finished", `compaction ${id} has already ${view.status}; there is nothing to cancel`, undefined, id);
+      throw new ApiError(409, ErrorCodes.jobFinished, `compaction ${id} has already ${view.status}; there is nothing to cancel`, undefined, id);
     }
-    // The flag first: whichever worker takes or finishes the job from now on sees it.
-    await results.markCancelled(id);
-    if (await removeIfQueued(services, tenant, id)) return (await viewJob(queues.of(id), results, settlement, tenant, id)) ?? view;
-    // Running (or just taken by a worker): ask whichever worker holds it to abort.
-    await broadcastCancel(services.redis, services.keys, id);
+    if ((await lifecycle.cancel(id)) === "removed") return (await lifecycle.view(tenant, id)) ?? view;
+    // Running (or just taken by a worker): wait a little for its worker to confirm the abort.
     const current = await services.waiters.waitFor(
       id,
       view,
@@ -105,52 +102,17 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
   });
 }
 
-/**
- * Takes a job that no worker holds (waiting, prioritized, or in retry backoff)
- * out of the queue and settles it as cancelled; false when a worker has it.
- * BullMQ refuses to remove a locked job, so a worker taking the job at this
- * very moment makes the removal fail rather than race it.
- */
-async function removeIfQueued(services: ApiServices, tenant: string, id: string): Promise<boolean> {
-  const { results, metrics } = services;
-  const queue = services.queues.of(id);
-  const job = await queue.getJob(id);
-  const state = await queue.getJobState(id);
-  if (job === undefined || !(state === "waiting" || state === "prioritized" || state === "delayed")) return false;
-  if ((await queue.remove(id)) !== 1) return false;
-  const { data } = job;
-  await results.saveTombstone(id, {
-    tenant,
-    reason: data.reason,
-    attempts: job.attemptsStarted,
-    createdAt: job.timestamp,
-    requestDigest: data.requestDigest,
-    ...(data.conversationId !== undefined && { conversationId: data.conversationId }),
-    ...(data.metadata !== undefined && { metadata: data.metadata }),
-    ...(data.batchId !== undefined && { batchId: data.batchId }),
-  });
-  const outcome = {
-    status: "cancelled",
-    finishedAt: Date.now(),
-    error: { code: "cancelled", message: "the compaction was cancelled before it started" },
-  } as const;
-  if ((await services.settlement.settle({ id, data }, outcome)) === outcome) {
-    metrics.jobsTotal.inc({ reason: data.reason, outcome: "cancelled" });
-  }
-  return true;
-}
-
 /** Reads the job again (keeping the last view if it has meanwhile expired). */
 function reread(services: ApiServices, tenant: string, last: JobView): () => Promise<JobView> {
-  return async () => (await viewJob(services.queues.of(last.id), services.results, services.settlement, tenant, last.id)) ?? last;
+  return async () => (await services.lifecycle.view(tenant, last.id)) ?? last;
 }
 
 /** The job, or 404 for an unknown id and for another tenant's job alike. */
 async function findJob(services: ApiServices, tenant: string, id: string): Promise<JobView> {
   const known = isJobId(id) && services.queues.holds(id);
   if (known) await services.whenRedisReady();
-  const view = known ? await viewJob(services.queues.of(id), services.results, services.settlement, tenant, id) : undefined;
-  if (view === undefined) throw new ApiError(404, "not_found", `no compaction ${id}`);
+  const view = known ? await services.lifecycle.view(tenant, id) : undefined;
+  if (view === undefined) throw new ApiError(404, ErrorCodes.notFound, `no compaction ${id}`);
   return view;
 }
 
@@ -184,7 +146,7 @@ function replay(reply: FastifyReply, view: Pick<JobView, "id" | "status">): Fast
 export function keyReused(): ApiError {
   return new ApiError(
     422,
-    "idempotency_key_reused",
+    ErrorCodes.idempotencyKeyReused,
     "this Idempotency-Key was already used for a different request; use a new key for a new request",
     "Idempotency-Key",
   );
@@ -193,7 +155,7 @@ export function keyReused(): ApiError {
 function inFlight(jobId: string): ApiError {
   return new ApiError(
     409,
-    "compaction_in_flight",
+    ErrorCodes.compactionInFlight,
     `compaction ${jobId} of this conversation is already queued or running; wait for it (GET /v1/compactions/${jobId}) or cancel it`,
     "conversationId",
     jobId,
@@ -218,7 +180,7 @@ export async function ensureCapacity(services: ApiServices, jobIds: readonly str
     if (backlog + jobs > limit) {
       throw new ApiError(
         429,
-        "backlog_full",
+        ErrorCodes.backlogFull,
         `${backlog} compactions are waiting (limit ${limit}); retry after ${RETRY_AFTER_SECONDS} s`,
         undefined,
         undefined,
@@ -231,7 +193,7 @@ export async function ensureCapacity(services: ApiServices, jobIds: readonly str
 /** Refuses a callback URL the service would not call, naming `field`. */
 export async function checkCallback(services: ApiServices, url: string, field: string): Promise<void> {
   if (services.config.webhookSecret === undefined) {
-    throw invalidField(field, "callbacks are disabled on this service (COMPACTD_WEBHOOK_SECRET is not set)", "callbacks_disabled");
+    throw invalidField(field, "callbacks are disabled on this service (COMPACTD_WEBHOOK_SECRET is not set)", ErrorCodes.callbacksDisabled);
   }
   try {
     await checkCallbackUrl(url, services.config.callbackAllow, {

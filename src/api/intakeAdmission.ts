@@ -13,6 +13,7 @@
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { ApiError, RETRY_AFTER_SECONDS } from "./apiError.js";
+import { ErrorCodes } from "../client/errorCodes.js";
 
 export interface IntakeLimits {
   /** Intakes in flight at most (`COMPACTD_MAX_INTAKES`). */
@@ -58,7 +59,7 @@ export function createIntakeAdmission(limits: IntakeLimits): IntakeAdmission {
 }
 
 function busy(detail: string): ApiError {
-  return new ApiError(503, "busy", `the API is at its intake limit: ${detail}; retry shortly`, undefined, undefined, {
+  return new ApiError(503, ErrorCodes.busy, `the API is at its intake limit: ${detail}; retry shortly`, undefined, undefined, {
     "retry-after": String(RETRY_AFTER_SECONDS),
   });
 }

@@ -10,6 +10,7 @@ import { z } from "zod";
 import { REASONS } from "../core/compactor.js";
 import { TOO_DEEPLY_NESTED, tooDeeplyNested } from "../core/formats/nestingDepth.js";
 import { ApiError, invalidField } from "./apiError.js";
+import { ErrorCodes } from "../client/errorCodes.js";
 
 /** Most messages one conversation may have; far past any real context window. */
 const MAX_MESSAGES = 100_000;
@@ -120,7 +121,7 @@ export type BatchRequest = z.output<ReturnType<typeof batchRequestSchema>>;
  */
 export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) {
-    throw new ApiError(400, "invalid_request", "the request body must be a JSON object");
+    throw new ApiError(400, ErrorCodes.invalidRequest, "the request body must be a JSON object");
   }
   // Before anything walks the body recursively (the idempotency digest, metadata's size check).
   const tooDeep = tooDeeplyNested(body, "");

@@ -21,6 +21,7 @@ export {
   type GetOptions,
 } from "./compactdClient.js";
 export { CompactdApiError, CompactdConnectionError } from "./clientErrors.js";
+export { ErrorCodes, type ErrorCode } from "./errorCodes.js";
 export type * from "./apiTypes.js";
 export { verifyWebhook, WebhookVerificationError, type WebhookHeaders } from "./verifyWebhook.js";
 export {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { RedisClient } from "../queue/redisConnection.js";
+import type { Cluster, Redis } from "ioredis";
 
 /**
  * A Redis lease naming one process of the deployment its leader for a chore
@@ -20,7 +20,7 @@ export interface LeaderLease {
 }
 
 export interface LeaderLeaseOptions {
-  readonly redis: RedisClient;
+  readonly redis: Redis | Cluster;
   readonly key: string;
   readonly ttlMs: number;
   /** Called with the new state whenever this process gains or loses the lease. */

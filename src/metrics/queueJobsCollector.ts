@@ -1,5 +1,5 @@
 import type { JobState, Queue } from "bullmq";
-import type { RedisClient } from "../queue/redisConnection.js";
+import type { Cluster, Redis } from "ioredis";
 import { startLeaderLease } from "./leaderLease.js";
 import type { Metrics } from "./metrics.js";
 
@@ -35,7 +35,7 @@ export const QUEUE_JOB_STATES: readonly JobState[] = [
 export interface QueueJobsCollectorOptions {
   readonly metrics: Metrics;
   /** Holds the lease; any connection of the deployment's Redis. */
-  readonly redis: RedisClient;
+  readonly redis: Redis | Cluster;
   /** The deployment's queue prefix: one leader per deployment, whatever queues it has. */
   readonly prefix: string;
   readonly queues: readonly Queue[];

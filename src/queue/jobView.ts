@@ -4,8 +4,7 @@
  */
 import type { JobState } from "bullmq";
 import type { Reason } from "../core/compactor.js";
-import type { CompactionQueue } from "./compactionQueue.js";
-import { stalledOutcome, type JobSettlement } from "./jobSettlement.js";
+import type { CompactionJob, CompactionQueue } from "./compactionQueue.js";
 import type { FinalOutcome, JobError, ResultStore, StoredResult } from "./resultStore.js";
 
 export type JobStatus = "queued" | "active" | "completed" | "failed" | "cancelled";
@@ -30,11 +29,15 @@ export function isFinished(status: JobStatus): boolean {
   return status === "completed" || status === "failed" || status === "cancelled";
 }
 
-/** The job `jobId` of `tenant`; undefined when it does not exist or is another tenant's. */
+/**
+ * The job `jobId` of `tenant`; undefined when it does not exist or is another
+ * tenant's. `settleStalled` settles a job BullMQ failed for stalling that
+ * nobody has settled yet (see jobLifecycle.ts).
+ */
 export async function viewJob(
   queue: CompactionQueue,
   store: ResultStore,
-  settlement: JobSettlement,
+  settleStalled: (job: CompactionJob) => Promise<FinalOutcome>,
   tenant: string,
   jobId: string,
 ): Promise<JobView | undefined> {
@@ -60,7 +63,7 @@ export async function viewJob(
   const [state, stored] = await Promise.all([job.getState(), store.get(jobId)]);
   // Failed by BullMQ alone (stalled too often) and not settled yet: report it
   // only with its outcome stored, never as a finished job without one.
-  const outcome = state === "failed" && stored === undefined ? await settlement.settle({ id: jobId, data: job.data }, stalledOutcome(job)) : stored;
+  const outcome = state === "failed" && stored === undefined ? await settleStalled(job) : stored;
   const status = statusOf(state, outcome);
   const error: JobError | undefined = outcome === undefined || outcome.status === "completed" ? undefined : outcome.error;
   return {

@@ -4,7 +4,7 @@
  * A request holding `?wait=N` learns that its job finished from here instead
  * of reading the job again every half second: two thousand waiters cost two
  * thousand Redis reads per finished job they wait for, not 27,000 reads a
- * second. The broadcast follows the outcome's storage (see jobSettlement.ts),
+ * second. The broadcast follows the outcome's storage (see jobLifecycle.ts),
  * so a waiter that reads the job on hearing it sees the outcome.
  *
  * Pub/sub delivers at most once, and nothing while a subscriber is

@@ -1,6 +1,8 @@
 import { type Job, Queue } from "bullmq";
+import type { WebhookEvent } from "../client/webhookEvents.js";
 import type { RedisClient } from "../queue/redisConnection.js";
 import type { Config } from "../config.js";
+import type { NotifyCallback } from "../queue/jobLifecycle.js";
 import { encodePayload } from "../queue/payloadCodec.js";
 import { CALLBACK_QUEUE } from "../queue/queueNames.js";
 import { type CallbackRetryPolicy, callbackAttempts } from "./retrySchedule.js";
@@ -14,25 +16,12 @@ import { webhookIdFor } from "./signing.js";
  * to one receiver delays nobody else's callbacks.
  */
 
-export type CallbackEventType = "compaction.completed" | "compaction.failed" | "batch.completed";
-
-/**
- * The JSON body a receiver gets: `{type, id, conversationId, result | error,
- * metadata}` for a compaction, `{type, id, …counts}` for a batch. `id` is the
- * job or batch id; with `type` it determines the `webhook-id`.
- */
-export interface CallbackEvent {
-  readonly type: CallbackEventType;
-  readonly id: string;
-  readonly [field: string]: unknown;
-}
-
 export interface CallbackJobData {
   readonly url: string;
   readonly webhookId: string;
   /** For dashboards: the event's type without decoding the payload. */
-  readonly type: CallbackEventType;
-  /** The {@link CallbackEvent}, compressed like compaction payloads (it may carry a whole result). */
+  readonly type: WebhookEvent["type"];
+  /** The {@link WebhookEvent} (the body a receiver gets), compressed like compaction payloads (it may carry a whole result). */
   readonly payload: string;
 }
 
@@ -94,10 +83,11 @@ export function createCallbackQueue(connection: RedisClient, config: CallbackCon
 
 /**
  * Queues `event` for delivery to `url` (checked at submission with
- * checkCallbackUrl) and returns its `webhook-id`. The id is the BullMQ job id,
+ * checkCallbackUrl) and returns its `webhook-id`. `id` is the job or batch
+ * id; with `type` it determines the `webhook-id`, which is the BullMQ job id,
  * so enqueuing one event twice while its job is kept delivers it once.
  */
-export async function enqueueCallback(queue: CallbackQueue, { url, event }: { url: string; event: CallbackEvent }): Promise<string> {
+export async function enqueueCallback(queue: CallbackQueue, { url, event }: { url: string; event: WebhookEvent }): Promise<string> {
   const webhookId = webhookIdFor(event.type, event.id);
   await queue.add(
     CALLBACK_JOB_NAME,
@@ -105,4 +95,11 @@ export async function enqueueCallback(queue: CallbackQueue, { url, event }: { ur
     { jobId: webhookId },
   );
   return webhookId;
+}
+
+/** Settling's way to send a callback (see jobLifecycle.ts): through `queue`. */
+export function callbackNotifier(queue: CallbackQueue): NotifyCallback {
+  return async (url, event) => {
+    await enqueueCallback(queue, { url, event });
+  };
 }

@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { ErrorCodes } from "../client/errorCodes.js";
 import { refusalOf } from "./addressPolicy.js";
 import { type CallbackAllow, parseCallbackAllow } from "./callbackAllow.js";
 import { refusalFor } from "./guardedLookup.js";
@@ -17,7 +18,7 @@ import { type ResolveHost, systemResolveHost } from "./resolveHost.js";
  * field, which the API puts in front of it (`items[2].callbackUrl: …`).
  */
 export class CallbackUrlError extends Error {
-  readonly code = "invalid_callback_url";
+  readonly code = ErrorCodes.invalidCallbackUrl;
   readonly field = "callbackUrl";
   constructor(message: string) {
     super(message);

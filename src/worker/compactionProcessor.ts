@@ -26,11 +26,12 @@ import { OFFLINE_SUMMARIZER, type SummarizerChoice } from "../core/compactor.js"
 import type { Metrics } from "../metrics/metrics.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { CompactionJobData, ConversationPayload } from "../queue/compactionJob.js";
-import type { JobSettlement } from "../queue/jobSettlement.js";
+import type { JobLifecycle } from "../queue/jobLifecycle.js";
 import { inflatePayload } from "../queue/payloadCodec.js";
 import type { FinalOutcome, JobError, ResultStore } from "../queue/resultStore.js";
 import { instrumentSummarizer } from "./instrumentedSummarizer.js";
 import { holdLockAfterEachCall, lockForCpuWork } from "./lockForCpuWork.js";
+import { ErrorCodes } from "../client/errorCodes.js";
 
 /** Abort reason of a job whose cancellation was requested through the API. */
 export const CANCEL_REASON = "compactd:cancelled";
@@ -45,7 +46,7 @@ export interface CompactionReturn {
 
 export interface ProcessorDeps {
   readonly results: ResultStore;
-  readonly settlement: JobSettlement;
+  readonly lifecycle: JobLifecycle;
   readonly metrics: Metrics;
   /** Each job logs under a child with its id, tenant, conversation, reason and attempt. */
   readonly log: Logger;
@@ -80,17 +81,10 @@ class JobRejected extends Error {
   }
 }
 
-const CANCELLED = new JobRejected("cancelled", { code: "cancelled", message: "the compaction was cancelled" });
+const CANCELLED = new JobRejected("cancelled", { code: ErrorCodes.cancelled, message: "the compaction was cancelled" });
 
 export function createCompactionProcessor(deps: ProcessorDeps): CompactionProcessor {
-  const { results, settlement, metrics } = deps;
-
-  /** Records how the job ended and counts it, once per job however often this runs. */
-  const settle = async (job: Job<CompactionJobData>, outcome: FinalOutcome): Promise<FinalOutcome> => {
-    const recorded = await settlement.settle({ id: idOf(job), data: job.data }, outcome);
-    if (recorded === outcome) countOutcome(metrics, job, outcome);
-    return recorded;
-  };
+  const { results, lifecycle, metrics } = deps;
 
   const run = async (
     job: Job<CompactionJobData>,
@@ -120,7 +114,7 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
     const summarizer = chosen === OFFLINE_SUMMARIZER ? chosen : instrumentSummarizer(holdLockAfterEachCall(chosen, holdLock), metrics, log);
     const compactor = createCompactor({ settings: { ...data.settings, contextWindow: data.contextWindow }, summarizer });
     if (compactor === null) {
-      throw new JobRejected("failed", { code: "invalid_request", message: "must be a positive number of tokens", field: "contextWindow" });
+      throw new JobRejected("failed", { code: ErrorCodes.invalidRequest, message: "must be a positive number of tokens", field: "contextWindow" });
     }
 
     const stopTimer = metrics.jobDuration.startTimer({ reason: data.reason });
@@ -176,21 +170,21 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
       } else if (finalAttempt && !(err instanceof WaitingError)) {
         // An unexpected error on the last attempt fails the job: settle it so
         // the callback and the batch still hear about it.
-        outcome = { status: "failed", finishedAt: Date.now(), error: { code: "internal_error", message: describe(err) } };
+        outcome = { status: "failed", finishedAt: Date.now(), error: { code: ErrorCodes.internalError, message: describe(err) } };
       } else {
         if (err instanceof WaitingError) log.info("compaction handed back to the queue at shutdown");
         else log.warn({ errorName: err instanceof Error ? err.name : typeof err }, "compaction attempt failed; the job will be retried");
         throw err;
       }
     }
-    const recorded = await settle(job, outcome);
+    const recorded = await lifecycle.settle({ id: idOf(job), data: job.data, timestamp: job.timestamp }, outcome);
     if (recorded === outcome) logOutcome(log, job, outcome);
     if (recorded.status === "completed") return { degraded: recorded.result.degraded };
     throw new UnrecoverableError(recorded.status === "cancelled" ? CANCEL_REASON : `${recorded.error.code}: ${recorded.error.message}`);
   };
 }
 
-const UNDECODABLE = new JobRejected("failed", { code: "invalid_payload", message: "the stored conversation could not be decoded" });
+const UNDECODABLE = new JobRejected("failed", { code: ErrorCodes.invalidPayload, message: "the stored conversation could not be decoded" });
 
 async function inflate(payload: string): Promise<Buffer> {
   try {
@@ -215,24 +209,6 @@ function parse(payload: ConversationPayload): Conversation {
     if (!(err instanceof InvalidConversationError)) throw err;
     throw new JobRejected("failed", { code: err.code, message: err.message, field: err.field });
   }
-}
-
-/** Counts a job's outcome in the metrics; call once per job, when its outcome is first recorded. */
-export function countOutcome(metrics: Metrics, job: Job<CompactionJobData>, outcome: FinalOutcome): void {
-  const { data } = job;
-  // Cancelled jobs have nobody waiting on them; every other outcome ends a wait.
-  if (outcome.status !== "cancelled") metrics.jobLatency.observe({ reason: data.reason }, Math.max(0, outcome.finishedAt - job.timestamp) / 1000);
-  if (outcome.status !== "completed") {
-    metrics.jobsTotal.inc({ reason: data.reason, outcome: outcome.status });
-    return;
-  }
-  const { result } = outcome;
-  metrics.jobsTotal.inc({ reason: data.reason, outcome: result.degraded ? "degraded" : "completed" });
-  if (result.degraded) metrics.degradedTotal.inc({ reason: data.reason });
-  metrics.tokensBefore.observe(result.tokensBefore);
-  metrics.tokensAfter.observe(result.tokensAfter);
-  if (result.omitted > 0) metrics.omittedMessagesTotal.inc(result.omitted);
-  if (result.splitTurn) metrics.splitTurnsTotal.inc();
 }
 
 /** One line per job at its end: how it ended, never what it contained. */

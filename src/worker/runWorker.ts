@@ -11,6 +11,7 @@
  * every worker that touches it).
  */
 import { Worker } from "bullmq";
+import { ErrorCodes } from "../client/errorCodes.js";
 import type { Config } from "../config.js";
 import { createMetrics, type Metrics } from "../metrics/metrics.js";
 import { createLogger, type Logger } from "../telemetry/logger.js";
@@ -19,14 +20,14 @@ import { startQueueJobsCollector } from "../metrics/queueJobsCollector.js";
 import { listenForCancels } from "../queue/cancelChannel.js";
 import type { CompactionJobData } from "../queue/compactionJob.js";
 import { COMPACTION_QUEUE, shardPrefix } from "../queue/queueNames.js";
-import { stalledOutcome } from "../queue/jobSettlement.js";
 import { openQueueStores } from "../queue/queueStores.js";
 import { closeRedisConnection, createRedisConnection, redisEndpointOf } from "../queue/redisConnection.js";
 import { probeShards } from "../queue/redisReadiness.js";
 import type { RunningProcess } from "../queue/runningProcess.js";
+import { callbackNotifier, createCallbackQueue } from "../webhooks/callbackQueue.js";
 import { createCallbackWorker } from "../webhooks/callbackWorker.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
-import { CANCEL_REASON, countOutcome, createCompactionProcessor, SHUTDOWN_REASON, type CompactionReturn } from "./compactionProcessor.js";
+import { CANCEL_REASON, createCompactionProcessor, SHUTDOWN_REASON, type CompactionReturn } from "./compactionProcessor.js";
 import { createSummarizerSource } from "./summarizerSource.js";
 
 export interface WorkerOptions {
@@ -69,14 +70,16 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
   const subscriber = createRedisConnection(redisEndpointOf(config), "subscriber", config.queuePrefix);
   for (const connection of [redis, workerConnection, callbackConnection, subscriber]) connection.on("error", onError);
 
-  const stores = openQueueStores(redis, config, onError);
-  const { keys, compactionQueues, callbackQueue, results, settlement } = stores;
+  const callbackQueue = createCallbackQueue(redis, config);
+  callbackQueue.on("error", onError);
+  const stores = openQueueStores(redis, config, { metrics, notify: callbackNotifier(callbackQueue), onError });
+  const { keys, compactionQueues, results, lifecycle } = stores;
 
   // One BullMQ worker per shard, sharing the process's concurrency: a
   // conversation's jobs are spread evenly over shards, so each gets its share.
   const processor = createCompactionProcessor({
     results,
-    settlement,
+    lifecycle,
     metrics,
     log: logger,
     summarizerFor: createSummarizerSource(config),
@@ -103,15 +106,20 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     // sees it again: settle it here, or its callback and batch never hear.
     worker.on("failed", (job) => {
       if (job?.id === undefined || !job.deferredFailure) return;
-      const outcome = stalledOutcome({ failedReason: job.deferredFailure, ...(job.finishedOn !== undefined && { finishedOn: job.finishedOn }) });
-      // BullMQ fails a job for stalling once, here: count the stall here,
-      // also when a reader of the job stored it first (jobView.ts), but not an
-      // outcome a processor stored before the job went on stalling.
-      settlement
-        .settle({ id: job.id, data: job.data }, outcome)
+      // A reader of the job may have settled it first (jobView.ts); either
+      // way it is counted once, by whoever stored it. Logged here, where
+      // BullMQ fails it, unless a processor stored another outcome before the
+      // job went on stalling.
+      lifecycle
+        .settleStalled({
+          id: job.id,
+          data: job.data,
+          timestamp: job.timestamp,
+          failedReason: job.deferredFailure,
+          ...(job.finishedOn !== undefined && { finishedOn: job.finishedOn }),
+        })
         .then((recorded) => {
-          if (recorded.status !== "failed" || recorded.error.code !== "stalled") return;
-          countOutcome(metrics, job, recorded);
+          if (recorded.status !== "failed" || recorded.error.code !== ErrorCodes.stalled) return;
           logger.error(
             { jobId: job.id, tenant: job.data.tenant, conversationId: job.data.conversationId, reason: job.data.reason, outcome: "failed", errorCode: "stalled" },
             "compaction failed: it stalled more often than COMPACTD_MAX_STALLED_COUNT",
@@ -179,7 +187,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     if (!(await settledBy(callbacksClosed, handBackBy))) {
       await settledBy(callbackWorker.worker.disconnect(), Date.now() + FORCE_CLOSE_MS);
     }
-    const rest = Promise.allSettled([collector.close(), server?.close(), stores.close()]);
+    const rest = Promise.allSettled([collector.close(), server?.close(), stores.close(), callbackQueue.close()]);
     await settledBy(rest, Math.max(handBackBy, Date.now() + FORCE_CLOSE_MS));
     // Whatever is still waiting on Redis (it may be down) is cut off with its connection.
     await Promise.all([redis, workerConnection, callbackConnection, subscriber].map(closeRedisConnection));

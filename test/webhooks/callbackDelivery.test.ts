@@ -4,7 +4,8 @@ import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Config, loadConfig } from "../../src/config.js";
 import { createMetrics, type Metrics } from "../../src/metrics/metrics.js";
-import { type CallbackEvent, type CallbackQueue, createCallbackQueue, enqueueCallback } from "../../src/webhooks/callbackQueue.js";
+import type { WebhookEvent } from "../../src/client/webhookEvents.js";
+import { type CallbackQueue, createCallbackQueue, enqueueCallback } from "../../src/webhooks/callbackQueue.js";
 import { createCallbackWorker } from "../../src/webhooks/callbackWorker.js";
 import { createLogger } from "../../src/telemetry/logger.js";
 import type { ResolveHost } from "../../src/webhooks/resolveHost.js";
@@ -77,12 +78,12 @@ async function receiver(respond?: Parameters<typeof startWebhookReceiver>[0]): P
   return started;
 }
 
-function completedEvent(id = `cmp_${randomBytes(8).toString("hex")}`): CallbackEvent {
+function anEvent(id = `cmp_${randomBytes(8).toString("hex")}`): WebhookEvent {
   return {
-    type: "compaction.completed",
+    type: "compaction.failed",
     id,
     conversationId: "conv-1",
-    result: { summary: "the summary", messages: [{ role: "user", content: "…" }] },
+    error: { code: "invalid_conversation", message: "messages[0].role: unknown role", field: "messages[0].role", status: "failed" },
     metadata: { agent: "a1" },
   };
 }
@@ -105,7 +106,7 @@ describe("callback delivery", () => {
   it("posts the event signed so the standardwebhooks package verifies it", async () => {
     const { queue, metrics } = await harness("cb-signed");
     const hook = await receiver();
-    const event = completedEvent();
+    const event = anEvent();
     const webhookId = await enqueueCallback(queue, { url: hook.url(), event });
 
     expect(await finalState(queue, webhookId)).toBe("completed");
@@ -123,7 +124,7 @@ describe("callback delivery", () => {
   it("keeps one webhook-id across retries and signs every attempt so it verifies", async () => {
     const { queue, metrics } = await harness("cb-retries");
     const hook = await receiver((index) => ({ status: index < 2 ? 500 : 200 }));
-    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: completedEvent() });
+    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: anEvent() });
 
     expect(await finalState(queue, webhookId)).toBe("completed");
     expect(hook.received).toHaveLength(3);
@@ -140,7 +141,7 @@ describe("callback delivery", () => {
     const hook = await receiver();
     await hook.stop();
     const ids = await Promise.all(
-      Array.from({ length: 5 }, () => enqueueCallback(queue, { url: hook.url(), event: completedEvent() })),
+      Array.from({ length: 5 }, () => enqueueCallback(queue, { url: hook.url(), event: anEvent() })),
     );
     await waitUntil(async () => (await count(metrics, "unreachable")) >= 10, "every callback failed at least twice");
 
@@ -153,7 +154,7 @@ describe("callback delivery", () => {
   it("stops retrying without an error when the receiver answers 410 Gone", async () => {
     const { queue, metrics } = await harness("cb-gone");
     const hook = await receiver(() => ({ status: 410 }));
-    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: completedEvent() });
+    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: anEvent() });
 
     expect(await finalState(queue, webhookId)).toBe("completed");
     expect((await queue.getJob(webhookId))?.returnvalue).toMatchObject({ outcome: "gone" });
@@ -166,7 +167,7 @@ describe("callback delivery", () => {
     const { queue, metrics } = await harness("cb-redirect", { attempts: 2 });
     const elsewhere = await receiver();
     const hook = await receiver(() => ({ status: 302, headers: { location: elsewhere.url("/stolen") } }));
-    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: completedEvent() });
+    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: anEvent() });
 
     expect(await finalState(queue, webhookId)).toBe("failed");
     expect(hook.received).toHaveLength(2);
@@ -179,7 +180,7 @@ describe("callback delivery", () => {
   it("times out a receiver that never answers and gives up after the last attempt", async () => {
     const { queue, metrics } = await harness("cb-timeout", { attempts: 2, callbackTimeoutMs: 200 });
     const hook = await receiver(() => "hang");
-    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: completedEvent() });
+    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: anEvent() });
 
     expect(await finalState(queue, webhookId)).toBe("failed");
     expect((await queue.getJob(webhookId))?.failedReason).toContain("did not answer within 200 ms");
@@ -192,7 +193,7 @@ describe("callback delivery", () => {
     const rebinding: ResolveHost = async () => [{ address: "127.0.0.1", family: 4 }];
     const { queue, metrics } = await harness("cb-rebind", { callbackAllow: [], resolveHost: rebinding });
     // As if the name had resolved to a public address when the job was submitted.
-    const webhookId = await enqueueCallback(queue, { url: `http://rebind.test:${hook.port}/hook`, event: completedEvent() });
+    const webhookId = await enqueueCallback(queue, { url: `http://rebind.test:${hook.port}/hook`, event: anEvent() });
 
     expect(await finalState(queue, webhookId)).toBe("failed");
     const job = await queue.getJob(webhookId);
@@ -206,7 +207,7 @@ describe("callback delivery", () => {
   it("refuses at delivery a literal address the allow-list no longer covers", async () => {
     const hook = await receiver();
     const { queue, metrics } = await harness("cb-literal", { callbackAllow: [] });
-    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: completedEvent() });
+    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: anEvent() });
 
     expect(await finalState(queue, webhookId)).toBe("failed");
     expect((await queue.getJob(webhookId))?.failedReason).toContain("127.0.0.1 is a loopback address");
@@ -218,7 +219,7 @@ describe("callback delivery", () => {
     const hook = await receiver();
     const internal: ResolveHost = async () => [{ address: "127.0.0.1", family: 4 }];
     const { queue } = await harness("cb-allowed-host", { callbackAllow: ["hooks.internal"], resolveHost: internal });
-    const webhookId = await enqueueCallback(queue, { url: `http://hooks.internal:${hook.port}/hook`, event: completedEvent() });
+    const webhookId = await enqueueCallback(queue, { url: `http://hooks.internal:${hook.port}/hook`, event: anEvent() });
 
     expect(await finalState(queue, webhookId)).toBe("completed");
     expect(hook.received).toHaveLength(1);
@@ -227,7 +228,7 @@ describe("callback delivery", () => {
   it("delivers an event enqueued twice only once", async () => {
     const { queue } = await harness("cb-dedupe");
     const hook = await receiver();
-    const event = completedEvent();
+    const event = anEvent();
     const first = await enqueueCallback(queue, { url: hook.url(), event });
     expect(await finalState(queue, first)).toBe("completed");
     const second = await enqueueCallback(queue, { url: hook.url(), event });
@@ -246,9 +247,9 @@ describe("callback delivery", () => {
     const { queue } = await harness("cb-ids");
     const hook = await receiver();
     const ids = await Promise.all([
-      enqueueCallback(queue, { url: hook.url(), event: { type: "compaction.completed", id: "cmp_a" } }),
-      enqueueCallback(queue, { url: hook.url(), event: { type: "compaction.failed", id: "cmp_a" } }),
-      enqueueCallback(queue, { url: hook.url(), event: { type: "compaction.completed", id: "cmp_b" } }),
+      enqueueCallback(queue, { url: hook.url(), event: anEvent("cmp_a") }),
+      enqueueCallback(queue, { url: hook.url(), event: { type: "batch.completed", id: "cmp_a", conversationId: null, result: { counts: {}, items: [] }, metadata: null } }),
+      enqueueCallback(queue, { url: hook.url(), event: anEvent("cmp_b") }),
     ]);
     expect(new Set(ids).size).toBe(3);
     await waitUntil(() => hook.received.length === 3, "all three arrive");
@@ -257,7 +258,7 @@ describe("callback delivery", () => {
   it("fails callbacks for good, without calling anyone, when the worker has no signing secret", async () => {
     const hook = await receiver();
     const { queue, metrics } = await harness("cb-unsigned", { webhookSecret: undefined });
-    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: completedEvent() });
+    const webhookId = await enqueueCallback(queue, { url: hook.url(), event: anEvent() });
 
     expect(await finalState(queue, webhookId)).toBe("failed");
     const job = await queue.getJob(webhookId);

@@ -1,0 +1,49 @@
+/**
+ * The `error.code` values the service answers with: in an HTTP error body, in
+ * a failed or cancelled job's `error`, and in a `compaction.failed` webhook.
+ * Named once, here, so the service raises a code and an agent compares
+ * against it by the same name, and a renamed code is a compile error on both
+ * sides rather than a silent mismatch. (The core's own errors carry their
+ * codes on their classes: `nothing_to_compact`, `compaction_disabled`,
+ * `invalid_conversation`.)
+ */
+export const ErrorCodes = {
+  /** A request field is wrong; `field` names it. */
+  invalidRequest: "invalid_request",
+  /** The conversation is not one the service can compact; `field` points into it. */
+  invalidConversation: "invalid_conversation",
+  /** A callbackUrl was given but the service has no webhook secret. */
+  callbacksDisabled: "callbacks_disabled",
+  /** A callbackUrl the service will not call (not https, not allowed, private address). */
+  invalidCallbackUrl: "invalid_callback_url",
+  unauthorized: "unauthorized",
+  notFound: "not_found",
+  bodyTooLarge: "body_too_large",
+  unsupportedMediaType: "unsupported_media_type",
+  invalidContentLength: "invalid_content_length",
+  invalidJson: "invalid_json",
+  invalidUrl: "invalid_url",
+  /** Any other request HTTP refuses (a 4xx the routes did not raise themselves). */
+  badRequest: "bad_request",
+  /** An Idempotency-Key reused for a different request. */
+  idempotencyKeyReused: "idempotency_key_reused",
+  /** The conversation already has a compaction queued or running; `jobId` names it. */
+  compactionInFlight: "compaction_in_flight",
+  /** DELETE of a job that already completed or failed. */
+  jobFinished: "job_finished",
+  /** The queue's backlog is at its limit: retry after `Retry-After`. */
+  backlogFull: "backlog_full",
+  /** This API process is at its intake limit: retry after `Retry-After`. */
+  busy: "busy",
+  /** Redis cannot serve the request now: retry after `Retry-After`. */
+  unavailable: "unavailable",
+  internalError: "internal_error",
+  /** The job was cancelled (DELETE), before it started or while it ran. */
+  cancelled: "cancelled",
+  /** Workers kept dying on the job: it stalled more often than the service allows. */
+  stalled: "stalled",
+  /** The job's stored conversation could not be decoded. */
+  invalidPayload: "invalid_payload",
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

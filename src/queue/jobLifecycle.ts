@@ -1,0 +1,212 @@
+/**
+ * The one owner of a compaction job's life: it submits the job, cancels it,
+ * and settles it however it ends and whoever ends it (a worker, the API
+ * cancelling a queued job, BullMQ failing a job that stalled too often).
+ * Settling records the outcome, counts it in the metrics, announces it to
+ * waiting requests, queues the callback and counts the job towards its batch.
+ * Routes and the worker only map what it answers onto HTTP or BullMQ.
+ *
+ * Each step of settling is idempotent, because settling can run twice: a
+ * worker that dies after settling but before BullMQ records the end has its
+ * job taken over and settled again. The first stored outcome wins, is the one
+ * counted (once, by whichever process stored it) and the one re-sent; the
+ * callback's webhook id is derived from the job id, so it is delivered once;
+ * the batch hash is keyed by job id.
+ *
+ * The callback itself is sent through an injected {@link NotifyCallback}, so
+ * this folder depends on nothing of the webhooks folder, which builds on it.
+ */
+import { ErrorCodes } from "../client/errorCodes.js";
+import type { WebhookEvent } from "../client/webhookEvents.js";
+import type { Reason } from "../core/compactor.js";
+import type { Metrics } from "../metrics/metrics.js";
+import type { BatchStore } from "./batchStore.js";
+import type { CompactionJobData } from "./compactionJob.js";
+import { submitCompaction, type CompactionJob, type CompactionQueues, type SubmitOutcome } from "./compactionQueue.js";
+import { viewJob, type JobView } from "./jobView.js";
+import type { FinalOutcome, ResultStore } from "./resultStore.js";
+
+/** Queues `event` for delivery to `url`; given by the process that owns the callback queue. */
+export type NotifyCallback = (url: string, event: WebhookEvent) => Promise<void>;
+
+/** What settling needs of a job. */
+export interface SettledJob {
+  readonly id: string;
+  readonly data: CompactionJobData;
+  /** When it was submitted (epoch ms): its latency is measured from here. */
+  readonly timestamp: number;
+}
+
+/** A job BullMQ failed by itself for stalling, as BullMQ reports it. */
+export interface StalledJob extends SettledJob {
+  readonly failedReason?: string;
+  readonly finishedOn?: number;
+}
+
+/** How a cancellation was carried out. */
+export type Cancellation =
+  /** The job was waiting: it is out of the queue and settled as cancelled. */
+  | "removed"
+  /** A worker may hold it: the workers are asked to abort it, and it is flagged so whichever takes it next does not run it. */
+  | "signalled";
+
+export interface JobLifecycle {
+  /** Adds a job under `jobId`; `idempotent` says whether the id may already exist (see submitCompaction). */
+  submit(jobId: string, data: CompactionJobData, idempotent: boolean): Promise<SubmitOutcome>;
+  /** A request that needed no job: counted like an outcome. */
+  nothingToCompact(reason: Reason): void;
+  /** Job `jobId` as the API shows it; undefined when unknown or another tenant's. */
+  view(tenant: string, jobId: string): Promise<JobView | undefined>;
+  /** Cancels a job that has not finished. */
+  cancel(jobId: string): Promise<Cancellation>;
+  /** Records `outcome` unless one is recorded, and notifies; returns the recorded outcome (`outcome` itself when it was the first). */
+  settle(job: SettledJob, outcome: FinalOutcome): Promise<FinalOutcome>;
+  /** Settles a job BullMQ failed for stalling, as {@link settle}. */
+  settleStalled(job: StalledJob): Promise<FinalOutcome>;
+  /** Sends `batch.completed` for a batch whose jobs have all finished. */
+  completeBatch(batchId: string): Promise<void>;
+}
+
+export interface JobLifecycleDeps {
+  readonly queues: CompactionQueues;
+  readonly results: ResultStore;
+  readonly batches: BatchStore;
+  readonly metrics: Metrics;
+  readonly notify: NotifyCallback;
+  /** Tells waiting API requests that a job has an outcome (see settledChannel.ts); runs once the outcome is stored. */
+  readonly announce: (jobId: string) => Promise<void>;
+  /** Asks whichever worker holds a job to abort it (see cancelChannel.ts). */
+  readonly broadcastCancel: (jobId: string) => Promise<void>;
+}
+
+export function createJobLifecycle({ queues, results, batches, metrics, notify, announce, broadcastCancel }: JobLifecycleDeps): JobLifecycle {
+  const completeBatch = async (batchId: string): Promise<void> => {
+    const record = await batches.get(batchId);
+    if (record?.callbackUrl === undefined) return;
+    const finished = await batches.finished(batchId);
+    const items = record.items.map((item) =>
+      item.status === "queued" ? { id: item.id, status: finished.get(item.id) ?? ("failed" as const) } : item,
+    );
+    const counts: Record<string, number> = {};
+    for (const item of items) counts[item.status] = (counts[item.status] ?? 0) + 1;
+    await notify(record.callbackUrl, {
+      type: "batch.completed",
+      id: batchId,
+      conversationId: null,
+      result: { counts, items },
+      metadata: record.metadata ?? null,
+    });
+  };
+
+  const settle = async (job: SettledJob, outcome: FinalOutcome): Promise<FinalOutcome> => {
+    const recorded = await results.saveOnce(job.id, outcome);
+    if (recorded === outcome) countOutcome(metrics, job, outcome);
+    await announce(job.id);
+    const { data } = job;
+    if (data.callbackUrl !== undefined) {
+      const conversationId = data.conversationId ?? null;
+      const batch = data.batchId === undefined ? {} : { batchId: data.batchId };
+      const metadata = data.metadata ?? null;
+      await notify(
+        data.callbackUrl,
+        recorded.status === "completed"
+          ? { type: "compaction.completed", id: job.id, conversationId, ...batch, result: recorded.result, metadata }
+          : {
+              type: "compaction.failed",
+              id: job.id,
+              conversationId,
+              ...batch,
+              error: { ...recorded.error, status: recorded.status },
+              metadata,
+            },
+      );
+    }
+    if (data.batchId !== undefined && (await batches.markFinished(data.batchId, job.id, recorded.status))) {
+      await completeBatch(data.batchId);
+    }
+    return recorded;
+  };
+
+  const settleStalled = (job: StalledJob): Promise<FinalOutcome> =>
+    settle(job, {
+      status: "failed",
+      finishedAt: job.finishedOn ?? Date.now(),
+      error: { code: ErrorCodes.stalled, message: job.failedReason || "the job stalled too often" },
+    });
+
+  /**
+   * Takes a job that no worker holds (waiting, prioritized, or in retry
+   * backoff) out of the queue and settles it as cancelled; false when a worker
+   * has it. BullMQ refuses to remove a locked job, so a worker taking the job
+   * at this very moment makes the removal fail rather than race it.
+   */
+  const removeIfQueued = async (jobId: string): Promise<boolean> => {
+    const queue = queues.of(jobId);
+    const job = await queue.getJob(jobId);
+    const state = await queue.getJobState(jobId);
+    if (job === undefined || !(state === "waiting" || state === "prioritized" || state === "delayed")) return false;
+    if ((await queue.remove(jobId)) !== 1) return false;
+    const { data } = job;
+    await results.saveTombstone(jobId, {
+      tenant: data.tenant,
+      reason: data.reason,
+      attempts: job.attemptsStarted,
+      createdAt: job.timestamp,
+      requestDigest: data.requestDigest,
+      ...(data.conversationId !== undefined && { conversationId: data.conversationId }),
+      ...(data.metadata !== undefined && { metadata: data.metadata }),
+      ...(data.batchId !== undefined && { batchId: data.batchId }),
+    });
+    await settle(asSettled(job), {
+      status: "cancelled",
+      finishedAt: Date.now(),
+      error: { code: ErrorCodes.cancelled, message: "the compaction was cancelled before it started" },
+    });
+    return true;
+  };
+
+  return {
+    submit: (jobId, data, idempotent) => submitCompaction(queues.of(jobId), jobId, data, idempotent),
+    nothingToCompact: (reason) => metrics.jobsTotal.inc({ reason, outcome: "nothing_to_compact" }),
+    view: (tenant, jobId) => viewJob(queues.of(jobId), results, (job) => settleStalled(asSettled(job)), tenant, jobId),
+    async cancel(jobId) {
+      // The flag first: whichever worker takes or finishes the job from now on sees it.
+      await results.markCancelled(jobId);
+      if (await removeIfQueued(jobId)) return "removed";
+      await broadcastCancel(jobId);
+      return "signalled";
+    },
+    settle,
+    settleStalled,
+    completeBatch,
+  };
+}
+
+/** A BullMQ job as settling sees it. */
+function asSettled(job: CompactionJob): StalledJob {
+  return {
+    id: job.id ?? "",
+    data: job.data,
+    timestamp: job.timestamp,
+    ...(job.failedReason !== undefined && { failedReason: job.failedReason }),
+    ...(job.finishedOn !== undefined && { finishedOn: job.finishedOn }),
+  };
+}
+
+/** Counts an outcome in the metrics: once per job, by whoever stored it. */
+function countOutcome(metrics: Metrics, job: SettledJob, outcome: FinalOutcome): void {
+  const { reason } = job.data;
+  // Cancelled jobs have nobody waiting on them; every other outcome ends a wait.
+  if (outcome.status !== "cancelled") metrics.jobLatency.observe({ reason }, Math.max(0, outcome.finishedAt - job.timestamp) / 1000);
+  if (outcome.status !== "completed") {
+    metrics.jobsTotal.inc({ reason, outcome: outcome.status });
+    return;
+  }
+  const { result } = outcome;
+  metrics.jobsTotal.inc({ reason, outcome: result.degraded ? "degraded" : "completed" });
+  if (result.degraded) metrics.degradedTotal.inc({ reason });
+  metrics.tokensBefore.observe(result.tokensBefore);
+  metrics.tokensAfter.observe(result.tokensAfter);
+  if (result.omitted > 0) metrics.omittedMessagesTotal.inc(result.omitted);
+  if (result.splitTurn) metrics.splitTurnsTotal.inc();
+}

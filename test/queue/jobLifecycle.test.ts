@@ -1,0 +1,121 @@
+/**
+ * The job lifecycle settles a job however many processes settle it, and the
+ * outcome is counted once over all of them: two lifecycles here stand for an
+ * API process and a worker process, each with its own metrics registry, on
+ * one real Redis.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import type { WebhookEvent } from "../../src/client/webhookEvents.js";
+import { createMetrics, type Metrics } from "../../src/metrics/metrics.js";
+import { newJobId, type CompactionJobData } from "../../src/queue/compactionJob.js";
+import { openQueueStores, type QueueStores } from "../../src/queue/queueStores.js";
+import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
+import type { FinalOutcome } from "../../src/queue/resultStore.js";
+import { deleteKeysUnder } from "../helpers/redisTestPrefix.js";
+import { serviceConfig } from "../helpers/serviceConfig.js";
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface Process {
+  readonly stores: QueueStores;
+  readonly metrics: Metrics;
+  readonly sent: { url: string; event: WebhookEvent }[];
+}
+
+/** `count` processes sharing one deployment (one prefix). */
+function processes(name: string, count: number): Process[] {
+  const config = serviceConfig(name);
+  return Array.from({ length: count }, () => {
+    const redis = createRedisConnection(config.redisUrl!, "worker", config.queuePrefix);
+    const metrics = createMetrics();
+    const sent: Process["sent"] = [];
+    const stores = openQueueStores(redis, config, {
+      metrics,
+      notify: async (url, event) => {
+        sent.push({ url, event });
+      },
+      onError: () => undefined,
+    });
+    cleanups.push(async () => {
+      await stores.close();
+      await closeRedisConnection(redis);
+      await deleteKeysUnder(config.queuePrefix);
+    });
+    return { stores, metrics, sent };
+  });
+}
+
+function jobData(overrides: Partial<CompactionJobData> = {}): CompactionJobData {
+  return {
+    tenant: "acme",
+    payload: "",
+    contextWindow: 100_000,
+    settings: {},
+    reason: "overflow",
+    submissionId: "s1",
+    requestDigest: "",
+    replaces: { count: 0, digest: "" },
+    callbackUrl: "https://hooks.example.com/compactd",
+    ...overrides,
+  };
+}
+
+/** `compactd_jobs_total{outcome}` summed over the given processes' registries. */
+async function counted(all: readonly Process[], outcome: string): Promise<number> {
+  let total = 0;
+  for (const { metrics } of all) {
+    for (const value of (await metrics.jobsTotal.get()).values) if (value.labels.outcome === outcome) total += value.value;
+  }
+  return total;
+}
+
+describe("the job lifecycle", () => {
+  it("records, counts and notifies the first outcome once, whichever process settles first", async () => {
+    const all = processes("lifecycle-settle", 2);
+    const [api, worker] = all;
+    const job = { id: newJobId(), data: jobData(), timestamp: Date.now() - 1000 };
+    const failed: FinalOutcome = { status: "failed", finishedAt: Date.now(), error: { code: "internal_error", message: "boom" } };
+    const cancelled: FinalOutcome = { status: "cancelled", finishedAt: Date.now(), error: { code: "cancelled", message: "late" } };
+
+    expect(await worker!.stores.lifecycle.settle(job, failed)).toBe(failed);
+    expect(await api!.stores.lifecycle.settle(job, cancelled)).toEqual(failed);
+    expect(await worker!.stores.lifecycle.settle(job, failed)).toEqual(failed);
+
+    expect(await counted(all, "failed")).toBe(1);
+    expect(await counted(all, "cancelled")).toBe(0);
+    // The repeats re-send the stored outcome (the callback queue makes them one delivery).
+    const events = all.flatMap((p) => p.sent.map((s) => s.event));
+    expect(events.every((event) => event.type === "compaction.failed" && event.error.code === "internal_error")).toBe(true);
+  });
+
+  it("counts a stalled job once when a reader and the worker both settle it", async () => {
+    const all = processes("lifecycle-stalled", 2);
+    const [api, worker] = all;
+    const job = { id: newJobId(), data: jobData(), timestamp: Date.now(), failedReason: "job stalled more than allowable limit" };
+
+    await api!.stores.lifecycle.settleStalled(job);
+    const recorded = await worker!.stores.lifecycle.settleStalled(job);
+
+    expect(recorded.status === "failed" && recorded.error.code).toBe("stalled");
+    expect(await counted(all, "failed")).toBe(1);
+  });
+
+  it("cancels a queued job: out of the queue, settled and counted as cancelled once, its callback sent", async () => {
+    const [api] = processes("lifecycle-cancel", 1);
+    const { lifecycle } = api!.stores;
+    const jobId = newJobId();
+    expect((await lifecycle.submit(jobId, jobData({ conversationId: "c1" }), false)).kind).toBe("created");
+
+    expect(await lifecycle.cancel(jobId)).toBe("removed");
+
+    expect(await api!.stores.compactionQueues.of(jobId).getJob(jobId)).toBeUndefined();
+    expect((await lifecycle.view("acme", jobId))?.status).toBe("cancelled");
+    expect(await counted([api!], "cancelled")).toBe(1);
+    expect(api!.sent.map((s) => s.event.type)).toEqual(["compaction.failed"]);
+    // The conversation's in-flight lock went with the job.
+    expect((await lifecycle.submit(newJobId(), jobData({ conversationId: "c1", submissionId: "s2" }), false)).kind).toBe("created");
+  });
+});

@@ -9,7 +9,8 @@
  * scenario measures exactly the stored job.
  */
 import { randomUUID } from "node:crypto";
-import { intake, parseRequestConversation } from "../../src/api/compactionIntake.js";
+import { intake } from "../../src/api/compactionIntake.js";
+import { CanonicalMessages } from "../../src/api/requestDigest.js";
 import { compactionRequestSchema, parseBody } from "../../src/api/requestSchemas.js";
 import { newJobId, type CompactionJobData } from "../../src/queue/compactionJob.js";
 import { submitCompaction, type CompactionQueue } from "../../src/queue/compactionQueue.js";
@@ -19,12 +20,14 @@ import type { Workload } from "./workload.js";
 /** The job data the API would queue for `workload`, calling back to `callbackUrl` if given. */
 export async function jobDataFor(workload: Workload, callbackUrl?: string): Promise<CompactionJobData> {
   const body = parseBody(compactionRequestSchema, { ...workload.request, ...(callbackUrl !== undefined && { callbackUrl }) });
-  const decision = await intake(body, parseRequestConversation(body, ""), {
+  const decision = await intake(body, {
     tenant: BENCH_TENANT,
     fieldPrefix: "",
     requestDigest: "",
+    canonical: new CanonicalMessages(),
     ...(callbackUrl !== undefined && { callbackUrl }),
   });
+  if (decision.kind === "refused") throw decision.error;
   if (decision.kind !== "job") throw new Error(`${workload.name}: the API would find nothing to compact`);
   return decision.data;
 }

@@ -14,6 +14,7 @@ import { openQueueStores } from "../queue/queueStores.js";
 import { closeRedisConnection, createRedisConnection, redisEndpointOf } from "../queue/redisConnection.js";
 import type { ResultStore } from "../queue/resultStore.js";
 import { callbackNotifier, createCallbackQueue } from "../webhooks/callbackQueue.js";
+import { parseCallbackAllow, type CallbackAllow } from "../webhooks/callbackAllow.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
 import { listenForSettled } from "../queue/settledChannel.js";
 import { createAuthenticator, type Authenticate } from "./bearerAuth.js";
@@ -31,6 +32,8 @@ export interface ApiServices {
   readonly batches: BatchStore;
   readonly lifecycle: JobLifecycle;
   readonly resolveHost: ResolveHost | undefined;
+  /** COMPACTD_CALLBACK_ALLOW, compiled once at start-up rather than on every request with a callback. */
+  readonly callbackAllow: CallbackAllow;
   /** The requests holding `?wait`, woken by settlement broadcasts. */
   readonly waiters: JobWaiters;
   /**
@@ -86,6 +89,7 @@ export function createApiServices(
     batches: stores.batches,
     lifecycle: stores.lifecycle,
     resolveHost,
+    callbackAllow: parseCallbackAllow(config.callbackAllow),
     waiters,
     async whenRedisReady() {
       if (redis.status === "ready") return;

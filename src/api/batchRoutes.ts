@@ -18,7 +18,8 @@ import { batchItemJobSeed, idempotentBatchId, isBatchId, jobIdInShard, newBatchI
 import type { FinalStatus } from "../queue/resultStore.js";
 import { ApiError } from "./apiError.js";
 import type { ApiServices } from "./apiServices.js";
-import { intake, parseRequestConversation, requestDigestOf, type Intake } from "./compactionIntake.js";
+import { intake, type Intake } from "./compactionIntake.js";
+import { CanonicalMessages } from "./requestDigest.js";
 import { checkCallback, ensureCapacity, keyReused, readIdempotencyKey } from "./compactionRoutes.js";
 import { batchRequestSchema, parseBody } from "./requestSchemas.js";
 import { ErrorCodes } from "../client/errorCodes.js";
@@ -50,7 +51,8 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
     const body = parseBody(schema, request.body);
     const idempotencyKey = readIdempotencyKey(request);
     const batchId = idempotencyKey === undefined ? newBatchId() : idempotentBatchId(tenant, idempotencyKey);
-    const requestDigest = idempotencyKey === undefined ? "" : requestDigestOf(body);
+    const canonical = new CanonicalMessages();
+    const requestDigest = idempotencyKey === undefined ? "" : canonical.requestDigest(body, body.items.map((item) => item.messages));
     if (idempotencyKey !== undefined) await services.whenRedisReady();
     const existing = idempotencyKey === undefined ? undefined : await batches.get(batchId);
     if (existing !== undefined) {
@@ -63,19 +65,19 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
     }
 
     // Every item is checked before anything is queued.
-    const conversations = body.items.map((item, index) => parseRequestConversation(item, `items[${index}].`));
-    const decisions: Intake[] = [];
+    const decisions: Exclude<Intake, { kind: "refused" }>[] = [];
     for (const [index, item] of body.items.entries()) {
       const callbackUrl = item.callbackUrl ?? body.callbackUrl;
-      decisions.push(
-        await intake(item, conversations[index]!, {
-          tenant,
-          fieldPrefix: `items[${index}].`,
-          requestDigest,
-          batchId,
-          ...(callbackUrl !== undefined && { callbackUrl }),
-        }),
-      );
+      const decided = await intake(item, {
+        tenant,
+        fieldPrefix: `items[${index}].`,
+        requestDigest,
+        canonical,
+        batchId,
+        ...(callbackUrl !== undefined && { callbackUrl }),
+      });
+      if (decided.kind === "refused") throw decided.error;
+      decisions.push(decided);
     }
     const jobIds = decisions.map((decision, index) => {
       const seed = batchItemJobSeed(batchId, index);

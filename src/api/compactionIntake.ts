@@ -2,61 +2,76 @@
  * From a validated request to a job, or to "nothing to compact".
  *
  * The decision whether compaction can help at all is made here, in the API,
- * before anything is queued: `prepare` only tokenizes the recent tail, and an
- * agent that asks every round (most rounds have nothing outside the
- * keep-recent budget) gets its answer in milliseconds without a job, a worker
- * or a summarizer call.
+ * before anything is queued, by the core's cut plan alone: it only tokenizes
+ * the recent tail, and an agent that asks every round (most rounds have
+ * nothing outside the keep-recent budget) gets its answer in milliseconds
+ * without a job, a worker or a summarizer call. Everything else the
+ * compaction needs (the summarizer inputs, file operations) is the worker's;
+ * the counts the plan made travel with the job so the worker tokenizes none
+ * of those messages again.
  */
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
+import { planCut } from "../core/cutPlan.js";
 import { InvalidConversationError } from "../core/errors.js";
 import { parseConversation } from "../core/formats/parseConversation.js";
 import type { Conversation } from "../core/message.js";
-import { prepare } from "../core/prepare.js";
-import { canonicalJson, replacesOf } from "../core/replaces.js";
+import { replacesOf } from "../core/replaces.js";
 import { minimumContextWindow, normalizeSettings } from "../core/settings.js";
 import { TokenEstimator } from "../core/tokenEstimator.js";
+import { ErrorCodes } from "../client/errorCodes.js";
 import type { CompactionJobData, ConversationPayload } from "../queue/compactionJob.js";
 import { encodePayload } from "../queue/payloadCodec.js";
-import { invalidField } from "./apiError.js";
+import { invalidField, type ApiError } from "./apiError.js";
+import type { CanonicalMessages } from "./requestDigest.js";
 import type { BatchItemRequest } from "./requestSchemas.js";
-import { ErrorCodes } from "../client/errorCodes.js";
 
 export interface IntakeContext {
   readonly tenant: string;
   /** Where the request sits in the body (`items[3].` in a batch), for error fields. */
   readonly fieldPrefix: string;
-  /** {@link requestDigestOf} the request when it carries an Idempotency-Key, else empty. */
+  /** The request's digest when it carries an Idempotency-Key, else empty. */
   readonly requestDigest: string;
+  /** The canonical JSON of the request's messages, written once for the digest and the job's `replaces`. */
+  readonly canonical: CanonicalMessages;
   readonly callbackUrl?: string;
   readonly batchId?: string;
 }
 
-export type Intake = { readonly kind: "nothing_to_compact" } | { readonly kind: "job"; readonly data: CompactionJobData };
+export type Intake =
+  | { readonly kind: "nothing_to_compact" }
+  | { readonly kind: "job"; readonly data: CompactionJobData }
+  /**
+   * The conversation or its window is refused: a 400 naming the field. It is
+   * returned, not thrown, so a route answers an idempotent replay first, as
+   * it did when the request was first taken in.
+   */
+  | { readonly kind: "refused"; readonly error: ApiError };
 
-/** Checks the conversation; throws a 400 naming the field (`messages[2].role`) when it is not one. */
-export function parseRequestConversation(request: BatchItemRequest, fieldPrefix: string): Conversation {
+/**
+ * Checks the conversation, decides whether there is anything to compact and,
+ * if so, builds the job. The body's nesting depth has been checked already
+ * (parseBody), so the parser does not walk it again.
+ */
+export async function intake(request: BatchItemRequest, context: IntakeContext): Promise<Intake> {
+  let conversation: Conversation;
   try {
-    return parseConversation({ messages: request.messages, system: request.system }, request.format);
+    conversation = parseConversation({ messages: request.messages, system: request.system }, request.format, { nestingChecked: true });
   } catch (err) {
     if (!(err instanceof InvalidConversationError)) throw err;
     const detail = err.message.startsWith(`${err.field}: `) ? err.message.slice(err.field.length + 2) : err.message;
-    throw invalidField(`${fieldPrefix}${err.field}`, detail, ErrorCodes.invalidConversation);
+    return { kind: "refused", error: invalidField(`${context.fieldPrefix}${err.field}`, detail, ErrorCodes.invalidConversation) };
   }
-}
-
-/** Decides whether there is anything to compact and, if so, builds the job. */
-export async function intake(request: BatchItemRequest, conversation: Conversation, context: IntakeContext): Promise<Intake> {
   const settings = normalizeSettings({ ...request.settings, contextWindow: request.contextWindow });
   const smallest = minimumContextWindow(settings.reserveTokens);
   if (request.contextWindow < smallest) {
-    throw invalidField(
+    const error = invalidField(
       `${context.fieldPrefix}contextWindow`,
       `leaves no room for the conversation: ${settings.reserveTokens} tokens are reserved for the next response (settings.reserveTokens), so it must be at least ${smallest}`,
     );
+    return { kind: "refused", error };
   }
   const estimator = new TokenEstimator({ usageTokens: request.usageTokens });
-  const preparation = prepare(conversation, settings, estimator);
-  if (preparation === null) return { kind: "nothing_to_compact" };
+  if (planCut(conversation, settings, estimator) === null) return { kind: "nothing_to_compact" };
 
   const payload: ConversationPayload = {
     messages: request.messages,
@@ -72,7 +87,7 @@ export async function intake(request: BatchItemRequest, conversation: Conversati
     submissionId: randomUUID(),
     requestDigest: context.requestDigest,
     tokenCounts: estimator.knownCounts(conversation),
-    replaces: replacesOf(request.messages),
+    replaces: replacesOf(request.messages, context.canonical.of(request.messages)),
     ...defined({
       conversationId: request.conversationId,
       callbackUrl: context.callbackUrl,
@@ -84,11 +99,6 @@ export async function intake(request: BatchItemRequest, conversation: Conversati
     }),
   };
   return { kind: "job", data };
-}
-
-/** What an idempotency key is bound to: the whole validated request, whatever its key order. */
-export function requestDigestOf(request: unknown): string {
-  return createHash("sha256").update(canonicalJson(request)).digest("hex");
 }
 
 /** Drops undefined members, which BullMQ's JSON would drop anyway, so the job data type stays honest. */

@@ -3,12 +3,13 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { idempotentJobSeed, isJobId, jobIdInShard, newJobSeed, shardFor } from "../queue/compactionJob.js";
-import { backlogOf, type CompactionJob, type CompactionQueue } from "../queue/compactionQueue.js";
+import { backlogOf, type CompactionQueue } from "../queue/compactionQueue.js";
 import { isFinished, type JobView } from "../queue/jobView.js";
 import { CallbackUrlError, checkCallbackUrl } from "../webhooks/callbackUrl.js";
 import { ApiError, invalidField, RETRY_AFTER_SECONDS } from "./apiError.js";
 import type { ApiServices } from "./apiServices.js";
-import { intake, parseRequestConversation, requestDigestOf } from "./compactionIntake.js";
+import { intake } from "./compactionIntake.js";
+import { CanonicalMessages } from "./requestDigest.js";
 import { MAX_WAIT_SECONDS } from "./jobWaiter.js";
 import { compactionRequestSchema, parseBody } from "./requestSchemas.js";
 import { ErrorCodes } from "../client/errorCodes.js";
@@ -25,29 +26,35 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
     const idempotencyKey = readIdempotencyKey(request);
     const seed = idempotencyKey === undefined ? newJobSeed() : idempotentJobSeed(tenant, idempotencyKey);
     const jobId = jobIdInShard(seed, shardFor(tenant, body.conversationId, seed, queues.shards.length));
-    const requestDigest = idempotencyKey === undefined ? "" : requestDigestOf(body);
-    if (idempotencyKey !== undefined) {
-      // A replay is answered from the job, even when the queue is full.
-      await services.whenRedisReady();
-      // A cancelled queued job is gone from its queue; its tombstone keeps the digest.
-      const boundTo = (await findByIdempotencyKey(services, seed))?.data.requestDigest ?? (await tombstoneDigest(services, seed));
-      if (boundTo !== undefined && boundTo !== requestDigest) throw keyReused();
-      const view = await lifecycle.view(tenant, jobId);
-      if (view !== undefined) return replay(reply, view);
-    }
-    if (body.callbackUrl !== undefined) await checkCallback(services, body.callbackUrl, "callbackUrl");
-    const conversation = parseRequestConversation(body, "");
-    const decision = await intake(body, conversation, {
+    const canonical = new CanonicalMessages();
+    const requestDigest = idempotencyKey === undefined ? "" : canonical.requestDigest(body, [body.messages]);
+    const decision = await intake(body, {
       tenant,
       fieldPrefix: "",
       requestDigest,
+      canonical,
       ...(body.callbackUrl !== undefined && { callbackUrl: body.callbackUrl }),
     });
+    if (idempotencyKey !== undefined) {
+      // A replay is answered from the job, even when the queue is full. A new
+      // job's own id is looked up by its add (one read of the job either way).
+      await services.whenRedisReady();
+      const earlier = await earlierUse(services, tenant, seed, requestDigest, decision.kind === "job" ? jobId : undefined);
+      if (earlier !== undefined) return replay(reply, earlier);
+    }
+    if (body.callbackUrl !== undefined) await checkCallback(services, body.callbackUrl, "callbackUrl");
+    if (decision.kind === "refused") throw decision.error;
     if (decision.kind === "nothing_to_compact") {
       lifecycle.nothingToCompact(body.reason);
       return reply.code(200).send({ status: "nothing_to_compact" });
     }
-    await ensureCapacity(services, [jobId]);
+    try {
+      await ensureCapacity(services, [jobId]);
+    } catch (err) {
+      const earlier = idempotencyKey === undefined ? undefined : await replayOf(services, tenant, jobId, requestDigest);
+      if (earlier === undefined) throw err;
+      return replay(reply, earlier);
+    }
     const outcome = await lifecycle.submit(jobId, decision.data, idempotencyKey !== undefined);
     switch (outcome.kind) {
       case "created":
@@ -57,7 +64,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
           .header("location", `/v1/compactions/${jobId}`)
           .send({ id: jobId, status: "queued" });
       case "replayed":
-        return replay(reply, (await lifecycle.view(tenant, jobId)) ?? { id: jobId, status: "queued" });
+        return replay(reply, (await lifecycle.viewOf(tenant, outcome.job)) ?? { id: jobId, status: "queued" });
       case "keyReused":
         throw keyReused();
       case "inFlight":
@@ -117,21 +124,44 @@ async function findJob(services: ApiServices, tenant: string, id: string): Promi
 }
 
 /**
- * The job an Idempotency-Key created, in whichever shard: a key reused for a
- * request about another conversation maps to another shard, and must still
- * be recognised as reused.
+ * What an Idempotency-Key already stands for, in whichever shard (a key
+ * reused for a request about another conversation maps to another shard,
+ * and must still be recognised as reused): the job or cancelled job it
+ * created for this very request, to replay; a 422 when it was used for
+ * another request; undefined when it is unused. Each job is read once:
+ * `ownJobId`, the job this request would create, is skipped, because adding
+ * it reads it anyway (submitCompaction).
  */
-async function findByIdempotencyKey(services: ApiServices, seed: string): Promise<CompactionJob | undefined> {
+async function earlierUse(
+  services: ApiServices,
+  tenant: string,
+  seed: string,
+  requestDigest: string,
+  ownJobId: string | undefined,
+): Promise<JobView | undefined> {
   const { shards } = services.queues;
-  const found = await Promise.all(shards.map((queue, shard) => queue.getJob(jobIdInShard(seed, shard))));
-  return found.find((job) => job !== undefined);
+  const ids = shards.map((_, shard) => jobIdInShard(seed, shard));
+  const jobs = await Promise.all(ids.map((id, shard) => (id === ownJobId ? undefined : shards[shard]!.getJob(id))));
+  const job = jobs.find((found) => found !== undefined);
+  if (job !== undefined) {
+    if (job.data.requestDigest !== requestDigest) throw keyReused();
+    return services.lifecycle.viewOf(tenant, job);
+  }
+  // A cancelled queued job is gone from its queue; its tombstone keeps the digest.
+  const tombstones = await Promise.all(ids.map((id) => services.results.getTombstone(id)));
+  const index = tombstones.findIndex((tombstone) => tombstone?.requestDigest !== undefined);
+  if (index < 0) return undefined;
+  const tombstone = tombstones[index]!;
+  if (tombstone.requestDigest !== requestDigest) throw keyReused();
+  return services.lifecycle.viewOfCancelled(tenant, ids[index]!, tombstone);
 }
 
-/** The request digest a cancelled queued job of this idempotency key left in its tombstone, whichever shard it was in. */
-async function tombstoneDigest(services: ApiServices, seed: string): Promise<string | undefined> {
-  const { shards } = services.queues;
-  const found = await Promise.all(shards.map((_, shard) => services.results.getTombstone(jobIdInShard(seed, shard))));
-  return found.find((tombstone) => tombstone?.requestDigest !== undefined)?.requestDigest;
+/** The job `jobId` when this very request created it (422 when another request did), else undefined. */
+async function replayOf(services: ApiServices, tenant: string, jobId: string, requestDigest: string): Promise<JobView | undefined> {
+  const job = await services.queues.of(jobId).getJob(jobId);
+  if (job === undefined) return undefined;
+  if (job.data.requestDigest !== requestDigest) throw keyReused();
+  return services.lifecycle.viewOf(tenant, job);
 }
 
 /** A repeated Idempotency-Key: the job it created, as it is now. */
@@ -196,7 +226,7 @@ export async function checkCallback(services: ApiServices, url: string, field: s
     throw invalidField(field, "callbacks are disabled on this service (COMPACTD_WEBHOOK_SECRET is not set)", ErrorCodes.callbacksDisabled);
   }
   try {
-    await checkCallbackUrl(url, services.config.callbackAllow, {
+    await checkCallbackUrl(url, services.callbackAllow, {
       ...(services.resolveHost !== undefined && { resolveHost: services.resolveHost }),
     });
   } catch (err) {

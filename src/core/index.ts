@@ -24,6 +24,7 @@ export {
 } from "./settings.js";
 export { TokenEstimator, IMAGE_TOKENS, DOCUMENT_TOKENS, MESSAGE_OVERHEAD_TOKENS, type TokenEstimatorOptions, type KnownTokenCounts } from "./tokenEstimator.js";
 export { findCutPoint, type CutPoint } from "./cutPoint.js";
+export { planCut, type CutPlan } from "./cutPlan.js";
 export { prepare, type Preparation } from "./prepare.js";
 export { fitSummarizerInput, type FittedInput } from "./fitSummarizerInput.js";
 export { apply } from "./apply.js";

@@ -2,7 +2,7 @@
  * Everything the summarization step needs, computed before any LLM call so
  * the caller can decide not to make one.
  */
-import { findCutPoint } from "./cutPoint.js";
+import { planCut } from "./cutPlan.js";
 import { collectFileOperations, NO_FILE_OPERATIONS, splitFileOperations, type FileOperations } from "./fileOperations.js";
 import { fitSummarizerInput, type FittedInput } from "./fitSummarizerInput.js";
 import type { Conversation, Message } from "./message.js";
@@ -10,7 +10,6 @@ import { NO_PINNED_REQUESTS, splitPinnedRequests, type PinnedRequests } from "./
 import { summarizationPromptOverhead } from "./prompts.js";
 import { summarizerInputBudget, summaryBudget, turnPrefixBudget, type Settings } from "./settings.js";
 import type { SummaryKind } from "./summarizer.js";
-import { previousSummaryOf } from "./summaryEnvelope.js";
 import type { TokenEstimator } from "./tokenEstimator.js";
 
 export interface Preparation {
@@ -60,12 +59,9 @@ export interface Preparation {
 }
 
 /**
- * Picks the cut point and collects the message ranges around it.
+ * Plans the cut (see cutPlan.ts) and collects the message ranges around it.
  *
- * Returns null when compaction cannot help: no message falls outside the
- * keep-recent budget, or the last compaction already left nothing to remove.
- * That null is the guard against the failure mode where every round spends a
- * summarization call on a context it cannot shrink.
+ * Returns null when compaction cannot help (the cut plan's null).
  */
 export function prepare(
   conversation: Conversation,
@@ -74,31 +70,20 @@ export function prepare(
   /** The caller's extra focus for the summary; its length counts against the summarizer input. */
   instructions?: string,
 ): Preparation | null {
+  const plan = planCut(conversation, s, estimator);
+  if (plan === null) return null;
   const messages = conversation.messages;
-  if (estimator.usageTokens !== undefined) {
-    // Budgets are in the provider's tokens: the scale must be known before the walk.
-    estimator.calibrate(messages);
-    estimator.applyUsage(conversation);
-  }
-
-  const systemEnd = leadingSystemMessages(messages);
-  let start = systemEnd;
+  const { systemEnd, start, cut } = plan;
   let previousSummary: string | undefined;
   let inheritedFiles = NO_FILE_OPERATIONS;
   let inheritedRequests = NO_PINNED_REQUESTS;
-  const candidate = messages[start];
-  const previous = candidate === undefined ? undefined : previousSummaryOf(candidate);
-  if (previous !== undefined) {
-    const split = splitFileOperations(previous);
+  if (plan.previousSummary !== undefined) {
+    const split = splitFileOperations(plan.previousSummary);
     const pinned = splitPinnedRequests(split.prose);
     previousSummary = pinned.prose;
     inheritedFiles = split.files;
     inheritedRequests = pinned.pinned;
-    start++;
   }
-
-  const cut = findCutPoint(messages, start, s.keepRecentTokens, estimator);
-  if (cut.firstKeptIndex <= start) return null;
   // The tail is counted exactly; what is left to price by estimate is the head.
   estimator.calibrate(messages.slice(systemEnd, cut.firstKeptIndex));
 
@@ -148,16 +133,6 @@ function exactSum(messages: readonly Message[], estimator: TokenEstimator): numb
   let sum = 0;
   for (const m of messages) sum += estimator.count(m);
   return sum;
-}
-
-/**
- * OpenAI-shape system and developer messages at the head of the list are the
- * system prompt: they are sent on every request and are never summarized.
- */
-function leadingSystemMessages(messages: readonly Message[]): number {
-  let i = 0;
-  while (i < messages.length && messages[i]!.kind === "system") i++;
-  return i;
 }
 
 /**

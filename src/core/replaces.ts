@@ -19,11 +19,15 @@ export interface Replaces {
   readonly digest: string;
 }
 
-/** The swap contract for a result that replaces all of `messages`. */
-export function replacesOf(messages: readonly unknown[]): Replaces {
+/**
+ * The swap contract for a result that replaces all of `messages`. A caller
+ * that has their canonical JSON already (the API digests a request's messages
+ * for its idempotency key too) hands it over rather than have it written twice.
+ */
+export function replacesOf(messages: readonly unknown[], canonicalMessages = canonicalJson(messages)): Replaces {
   return {
     count: messages.length,
-    digest: createHash("sha256").update(canonicalJson(messages), "utf8").digest("hex"),
+    digest: createHash("sha256").update(canonicalMessages, "utf8").digest("hex"),
   };
 }
 
@@ -37,8 +41,11 @@ export function replacesOf(messages: readonly unknown[]): Replaces {
  * went over the wire. It walks with an explicit stack rather than recursion: an
  * agent digests its own messages (the client's `applyCompaction`), and those
  * may nest deeper than any request the service accepts.
+ *
+ * `written` holds the canonical JSON of members already written elsewhere,
+ * by identity: they are copied in rather than walked again.
  */
-export function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown, written?: ReadonlyMap<object, string>): string {
   const out: string[] = [];
   // Values still to write, the next one last; a string is punctuation to emit as it is.
   const work: ({ value: unknown } | string)[] = [{ value }];
@@ -50,6 +57,11 @@ export function canonicalJson(value: unknown): string {
     const current = next.value;
     if (current === null || typeof current !== "object") {
       out.push(JSON.stringify(current) ?? "null");
+      continue;
+    }
+    const known = written?.get(current);
+    if (known !== undefined) {
+      out.push(known);
       continue;
     }
     // Pushed in reverse, so the members come off the stack in order.

@@ -23,8 +23,8 @@ import type { Metrics } from "../metrics/metrics.js";
 import type { BatchStore } from "./batchStore.js";
 import type { CompactionJobData } from "./compactionJob.js";
 import { submitCompaction, type CompactionJob, type CompactionQueues, type SubmitOutcome } from "./compactionQueue.js";
-import { viewJob, type JobView } from "./jobView.js";
-import type { FinalOutcome, ResultStore } from "./resultStore.js";
+import { viewJob, viewOfJob, viewOfTombstone, type JobView } from "./jobView.js";
+import type { FinalOutcome, ResultStore, Tombstone } from "./resultStore.js";
 
 /** Queues `event` for delivery to `url`; given by the process that owns the callback queue. */
 export type NotifyCallback = (url: string, event: WebhookEvent) => Promise<void>;
@@ -57,6 +57,10 @@ export interface JobLifecycle {
   nothingToCompact(reason: Reason): void;
   /** Job `jobId` as the API shows it; undefined when unknown or another tenant's. */
   view(tenant: string, jobId: string): Promise<JobView | undefined>;
+  /** As {@link view}, of a job already read (an idempotent POST reads its job once). */
+  viewOf(tenant: string, job: CompactionJob): Promise<JobView | undefined>;
+  /** As {@link view}, of a cancelled queued job's tombstone already read. */
+  viewOfCancelled(tenant: string, jobId: string, tombstone: Tombstone): Promise<JobView | undefined>;
   /** Cancels a job that has not finished. */
   cancel(jobId: string): Promise<Cancellation>;
   /** Records `outcome` unless one is recorded, and notifies; returns the recorded outcome (`outcome` itself when it was the first). */
@@ -133,6 +137,7 @@ export function createJobLifecycle({ queues, results, batches, metrics, notify, 
       finishedAt: job.finishedOn ?? Date.now(),
       error: { code: ErrorCodes.stalled, message: job.failedReason || "the job stalled too often" },
     });
+  const settleRead = (job: CompactionJob): Promise<FinalOutcome> => settleStalled(asSettled(job));
 
   /**
    * Takes a job that no worker holds (waiting, prioritized, or in retry
@@ -168,7 +173,9 @@ export function createJobLifecycle({ queues, results, batches, metrics, notify, 
   return {
     submit: (jobId, data, idempotent) => submitCompaction(queues.of(jobId), jobId, data, idempotent),
     nothingToCompact: (reason) => metrics.jobsTotal.inc({ reason, outcome: "nothing_to_compact" }),
-    view: (tenant, jobId) => viewJob(queues.of(jobId), results, (job) => settleStalled(asSettled(job)), tenant, jobId),
+    view: (tenant, jobId) => viewJob(queues.of(jobId), results, settleRead, tenant, jobId),
+    viewOf: (tenant, job) => viewOfJob(job, results, settleRead, tenant),
+    viewOfCancelled: (tenant, jobId, tombstone) => viewOfTombstone(jobId, tombstone, results, tenant),
     async cancel(jobId) {
       // The flag first: whichever worker takes or finishes the job from now on sees it.
       await results.markCancelled(jobId);

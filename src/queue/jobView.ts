@@ -5,7 +5,7 @@
 import type { JobState } from "bullmq";
 import type { Reason } from "../core/compactor.js";
 import type { CompactionJob, CompactionQueue } from "./compactionQueue.js";
-import type { FinalOutcome, JobError, ResultStore, StoredResult } from "./resultStore.js";
+import type { FinalOutcome, JobError, ResultStore, StoredResult, Tombstone } from "./resultStore.js";
 
 export type JobStatus = "queued" | "active" | "completed" | "failed" | "cancelled";
 
@@ -42,23 +42,19 @@ export async function viewJob(
   jobId: string,
 ): Promise<JobView | undefined> {
   const job = await queue.getJob(jobId);
-  if (job === undefined) {
-    const tombstone = await store.getTombstone(jobId);
-    if (tombstone === undefined || tombstone.tenant !== tenant) return undefined;
-    const outcome = await store.get(jobId);
-    return {
-      id: jobId,
-      status: "cancelled",
-      reason: tombstone.reason,
-      conversationId: tombstone.conversationId ?? null,
-      attempts: tombstone.attempts,
-      createdAt: iso(tombstone.createdAt),
-      startedAt: null,
-      finishedAt: outcome === undefined ? null : iso(outcome.finishedAt),
-      ...optional(tombstone.batchId, tombstone.metadata),
-      ...(outcome?.status === "cancelled" && { error: outcome.error }),
-    };
-  }
+  if (job !== undefined) return viewOfJob(job, store, settleStalled, tenant);
+  const tombstone = await store.getTombstone(jobId);
+  return tombstone === undefined ? undefined : viewOfTombstone(jobId, tombstone, store, tenant);
+}
+
+/** {@link viewJob} of a job already read; undefined when it is another tenant's. */
+export async function viewOfJob(
+  job: CompactionJob,
+  store: ResultStore,
+  settleStalled: (job: CompactionJob) => Promise<FinalOutcome>,
+  tenant: string,
+): Promise<JobView | undefined> {
+  const jobId = job.id!;
   if (job.data.tenant !== tenant) return undefined;
   const [state, stored] = await Promise.all([job.getState(), store.get(jobId)]);
   // Failed by BullMQ alone (stalled too often) and not settled yet: report it
@@ -78,6 +74,24 @@ export async function viewJob(
     ...optional(job.data.batchId, job.data.metadata),
     ...(outcome?.status === "completed" && { result: outcome.result }),
     ...(error !== undefined && { error }),
+  };
+}
+
+/** A queued job cancelled and removed from its queue, as its tombstone keeps it; undefined when it is another tenant's. */
+export async function viewOfTombstone(jobId: string, tombstone: Tombstone, store: ResultStore, tenant: string): Promise<JobView | undefined> {
+  if (tombstone.tenant !== tenant) return undefined;
+  const outcome = await store.get(jobId);
+  return {
+    id: jobId,
+    status: "cancelled",
+    reason: tombstone.reason,
+    conversationId: tombstone.conversationId ?? null,
+    attempts: tombstone.attempts,
+    createdAt: iso(tombstone.createdAt),
+    startedAt: null,
+    finishedAt: outcome === undefined ? null : iso(outcome.finishedAt),
+    ...optional(tombstone.batchId, tombstone.metadata),
+    ...(outcome?.status === "cancelled" && { error: outcome.error }),
   };
 }
 

@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
 import { ErrorCodes } from "../client/errorCodes.js";
 import { refusalOf } from "./addressPolicy.js";
-import { type CallbackAllow, parseCallbackAllow } from "./callbackAllow.js";
+import type { CallbackAllow } from "./callbackAllow.js";
 import { refusalFor } from "./guardedLookup.js";
 import { type ResolveHost, systemResolveHost } from "./resolveHost.js";
 
@@ -63,18 +63,18 @@ export function parseCallbackUrl(raw: unknown, allow: CallbackAllow): URL {
 /**
  * Throws {@link CallbackUrlError} unless `raw` is a URL compactd will POST
  * callbacks to: http(s), no credentials, and every address its host resolves
- * to public or allowed by `allow` (COMPACTD_CALLBACK_ALLOW entries). A name
+ * to public or allowed by `allow` (COMPACTD_CALLBACK_ALLOW, compiled once at
+ * start-up by parseCallbackAllow). A name
  * that does not exist is refused; a transient DNS failure is not (delivery
  * checks again and retries).
  */
 export async function checkCallbackUrl(
   raw: unknown,
-  allow: readonly string[],
+  allow: CallbackAllow,
   { resolveHost = systemResolveHost }: { resolveHost?: ResolveHost } = {},
 ): Promise<void> {
-  const allowList = parseCallbackAllow(allow);
-  const host = callbackHost(parseCallbackUrl(raw, allowList));
-  if (isIP(host) !== 0 || allowList.allowsHost(host)) return;
+  const host = callbackHost(parseCallbackUrl(raw, allow));
+  if (isIP(host) !== 0 || allow.allowsHost(host)) return;
   let resolved;
   try {
     resolved = await resolveHost(host);
@@ -84,7 +84,7 @@ export async function checkCallbackUrl(
     return;
   }
   for (const { address } of resolved) {
-    const refusal = refusalFor(allowList, host, address);
+    const refusal = refusalFor(allow, host, address);
     if (refusal !== null) throw new CallbackUrlError(`${refusal}; ${POLICY}`);
   }
 }

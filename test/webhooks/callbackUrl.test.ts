@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CallbackUrlError, checkCallbackUrl } from "../../src/webhooks/callbackUrl.js";
+import { parseCallbackAllow } from "../../src/webhooks/callbackAllow.js";
 import type { ResolveHost } from "../../src/webhooks/resolveHost.js";
 
 /** A resolver from a table, standing in for DNS without the network. */
@@ -24,7 +25,7 @@ const dns = fakeDns({
 });
 
 async function refusal(url: unknown, allow: string[] = []): Promise<CallbackUrlError> {
-  const error = await checkCallbackUrl(url, allow, { resolveHost: dns }).then(
+  const error = await checkCallbackUrl(url, parseCallbackAllow(allow), { resolveHost: dns }).then(
     () => undefined,
     (thrown: unknown) => thrown,
   );
@@ -59,7 +60,7 @@ describe("checkCallbackUrl", () => {
   });
 
   it("refuses `localhost` through the system resolver, which reads /etc/hosts and needs no network", async () => {
-    const error = await checkCallbackUrl("http://localhost:3000/hook", []).catch((thrown: unknown) => thrown);
+    const error = await checkCallbackUrl("http://localhost:3000/hook", parseCallbackAllow([])).catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(CallbackUrlError);
     expect((error as Error).message).toContain("localhost resolves to 127.0.0.1, a loopback address");
   });
@@ -88,18 +89,18 @@ describe("checkCallbackUrl", () => {
 
   it("accepts public receivers by literal address or by name, over IPv4 and IPv6", async () => {
     for (const url of ["https://hooks.example.com/hook?x=1", "http://93.184.216.34:8080/", "https://v6.example.com/", "http://[2606:4700:4700::1111]/"]) {
-      await expect(checkCallbackUrl(url, [], { resolveHost: dns })).resolves.toBeUndefined();
+      await expect(checkCallbackUrl(url, parseCallbackAllow([]), { resolveHost: dns })).resolves.toBeUndefined();
     }
   });
 
   it("lets the operator's allow-list through: addresses, CIDRs, host names and subdomain wildcards", async () => {
-    await expect(checkCallbackUrl("http://127.0.0.1:4000/hook", ["127.0.0.1"], { resolveHost: dns })).resolves.toBeUndefined();
-    await expect(checkCallbackUrl("http://[::1]:4000/hook", ["::1"], { resolveHost: dns })).resolves.toBeUndefined();
-    await expect(checkCallbackUrl("http://10.9.8.7/", ["10.0.0.0/8"], { resolveHost: dns })).resolves.toBeUndefined();
-    await expect(checkCallbackUrl("http://internal.corp/", ["internal.corp"], { resolveHost: dns })).resolves.toBeUndefined();
-    await expect(checkCallbackUrl("http://internal.corp/", ["10.20.30.0/24"], { resolveHost: dns })).resolves.toBeUndefined();
+    await expect(checkCallbackUrl("http://127.0.0.1:4000/hook", parseCallbackAllow(["127.0.0.1"]), { resolveHost: dns })).resolves.toBeUndefined();
+    await expect(checkCallbackUrl("http://[::1]:4000/hook", parseCallbackAllow(["::1"]), { resolveHost: dns })).resolves.toBeUndefined();
+    await expect(checkCallbackUrl("http://10.9.8.7/", parseCallbackAllow(["10.0.0.0/8"]), { resolveHost: dns })).resolves.toBeUndefined();
+    await expect(checkCallbackUrl("http://internal.corp/", parseCallbackAllow(["internal.corp"]), { resolveHost: dns })).resolves.toBeUndefined();
+    await expect(checkCallbackUrl("http://internal.corp/", parseCallbackAllow(["10.20.30.0/24"]), { resolveHost: dns })).resolves.toBeUndefined();
     await expect(
-      checkCallbackUrl("http://a.svc.cluster.local/", ["*.svc.cluster.local"], { resolveHost: dns }),
+      checkCallbackUrl("http://a.svc.cluster.local/", parseCallbackAllow(["*.svc.cluster.local"]), { resolveHost: dns }),
     ).resolves.toBeUndefined();
   });
 

@@ -27,10 +27,21 @@ const PARSERS: Readonly<Record<ConversationFormat, FormatParser>> = {
   openai: { parseMessage: parseOpenAIMessage, toolResultField: openAIToolResultField },
 };
 
-export function parseConversation(input: unknown, format: FormatOption = "auto"): Conversation {
-  // A bare message array is measured as the envelope it stands for, so both shapes accept the same messages.
-  const tooDeep = tooDeeplyNested(Array.isArray(input) ? { messages: input } : input, "");
-  if (tooDeep !== undefined) throw new InvalidConversationError(tooDeep, TOO_DEEPLY_NESTED);
+export interface ParseOptions {
+  /**
+   * The caller has already checked that `input` nests no deeper than
+   * MAX_NESTING_DEPTH (the API checks the whole request body it came in), so
+   * the walk over every value need not run twice.
+   */
+  readonly nestingChecked?: boolean;
+}
+
+export function parseConversation(input: unknown, format: FormatOption = "auto", options: ParseOptions = {}): Conversation {
+  if (options.nestingChecked !== true) {
+    // A bare message array is measured as the envelope it stands for, so both shapes accept the same messages.
+    const tooDeep = tooDeeplyNested(Array.isArray(input) ? { messages: input } : input, "");
+    if (tooDeep !== undefined) throw new InvalidConversationError(tooDeep, TOO_DEEPLY_NESTED);
+  }
   const envelope = readEnvelope(input);
   const resolved = resolveFormat(envelope, format);
   const { parseMessage, toolResultField } = PARSERS[resolved];

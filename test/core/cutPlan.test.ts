@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { planCut } from "../../src/core/cutPlan.js";
+import { parseConversation } from "../../src/core/formats/parseConversation.js";
+import { prepare } from "../../src/core/prepare.js";
+import { normalizeSettings } from "../../src/core/settings.js";
+import { summaryMessage } from "../../src/core/summaryEnvelope.js";
+import { TokenEstimator } from "../../src/core/tokenEstimator.js";
+import { conversation, reactTurn } from "../helpers/conversations.js";
+
+const settings = normalizeSettings({ contextWindow: 100_000, keepRecentTokens: 8_000 });
+const long = () => conversation(...Array.from({ length: 6 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 })));
+
+describe("planCut", () => {
+  it("is the step prepare builds on: the same cut, and null exactly when prepare is", () => {
+    for (const messages of [long(), conversation(reactTurn({ rounds: 1, toolResultChars: 100 })), [summaryMessage("earlier"), ...long()]]) {
+      const conv = parseConversation(messages);
+      const plan = planCut(conv, settings, new TokenEstimator());
+      const prep = prepare(conv, settings, new TokenEstimator());
+      expect(plan === null).toBe(prep === null);
+      if (plan === null || prep === null) continue;
+      expect(plan.cut.firstKeptIndex).toBe(prep.firstKeptIndex);
+      expect(plan.start).toBe(plan.previousSummary === undefined ? 0 : 1);
+    }
+  });
+
+  it("hands over counts with which the worker's prepare tokenizes none of the walked messages again", () => {
+    const conv = parseConversation(long());
+    prepare(conv, settings, new TokenEstimator()); // the prompt's fixed texts are counted once per process
+    const decided = new TokenEstimator();
+    expect(planCut(conv, settings, decided)).not.toBeNull();
+    const known = decided.knownCounts(conv);
+    expect(known.messages.length).toBeGreaterThan(0);
+
+    const fresh = new TokenEstimator();
+    prepare(conv, settings, fresh);
+    const handedOver = new TokenEstimator({ known });
+    prepare(conv, settings, handedOver);
+    expect(fresh.tokenizedTexts - handedOver.tokenizedTexts).toBe(known.messages.length);
+  });
+});

@@ -10,6 +10,7 @@ import { z } from "zod";
 import { batchRequestSchema, compactionRequestSchema } from "./requestSchemas.js";
 import { MAX_WAIT_SECONDS } from "./jobWaiter.js";
 import { RETRY_AFTER_SECONDS } from "./apiError.js";
+import { DEGRADATION_CAUSES } from "../core/degradation.js";
 
 type Schema = Record<string, unknown>;
 
@@ -69,6 +70,7 @@ const schemas: Record<string, Schema> = {
       "messagesBefore",
       "messagesAfter",
       "degraded",
+      "degradation",
       "degradedReason",
       "summarizer",
       "splitTurn",
@@ -93,7 +95,21 @@ const schemas: Record<string, Schema> = {
         type: "boolean",
         description: "A summary is the offline summary because the LLM summarizer failed: the context shrank, its memory is coarser.",
       },
-      degradedReason: nullable({ type: "string" }),
+      degradation: {
+        type: "array",
+        description:
+          "Each summarizer call that failed, in order; empty when not degraded. `cause`: `error` (the call failed: rate limit, overload, server error, dropped stream) and `stalled` (the stream went silent) may pass on a later try; `overflow` (the request did not fit the summarizer's window), `truncated` (the summary hit its token cap) and `empty` come back the same from the same request.",
+        items: {
+          type: "object",
+          required: ["kind", "cause", "message"],
+          properties: {
+            kind: { enum: ["history", "turnPrefix"], description: "Which summary the call was for." },
+            cause: { enum: [...DEGRADATION_CAUSES] },
+            message: { type: "string" },
+          },
+        },
+      },
+      degradedReason: nullable({ type: "string", description: "The `message`s of `degradation`, joined with `; `; null when not degraded." }),
       summarizer: {
         type: "string",
         description:

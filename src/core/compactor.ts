@@ -3,18 +3,18 @@
  * the core, holding settings and a summarizer and calling the pure steps.
  */
 import { apply } from "./apply.js";
+import { causeOfError, degradedReasonOf, type Degradation, type DegradationCause } from "./degradation.js";
 import { CompactionDisabledError, NothingToCompactError } from "./errors.js";
 import { formatFileOperations } from "./fileOperations.js";
 import type { FittedInput } from "./fitSummarizerInput.js";
 import type { Conversation, Message } from "./message.js";
 import { buildOfflineSummary, OFFLINE_SUMMARY_TOKENS } from "./offlineSummary.js";
-import { isOverflowError } from "./overflow.js";
 import { pinRequests, userRequestsOf } from "./pinnedRequests.js";
 import { prepare, type Preparation } from "./prepare.js";
 import { buildSummarizationPrompt } from "./prompts.js";
 import { normalizeSettings, type Settings, type SettingsInput } from "./settings.js";
 import { withStallWatchdog } from "./stallWatchdog.js";
-import type { Summarizer, SummaryKind } from "./summarizer.js";
+import type { SummarizationResponse, Summarizer, SummarizerCallReport, SummaryKind } from "./summarizer.js";
 import { summaryText } from "./summaryEnvelope.js";
 import { MESSAGE_OVERHEAD_TOKENS, TokenEstimator, type KnownTokenCounts } from "./tokenEstimator.js";
 
@@ -72,7 +72,12 @@ export interface Result {
    * failed. The context still shrank; its memory is just coarser.
    */
   readonly degraded: boolean;
-  /** Why the fallback was used, so a degraded result is never an opaque one. Null when not degraded. */
+  /**
+   * Every failed summarizer call, classified (see degradation.ts): what a
+   * caller deciding whether to try again reads. Empty when not degraded.
+   */
+  readonly degradation: readonly Degradation[];
+  /** {@link degradation} in words, so a degraded result is never an opaque one. Null when not degraded. */
   readonly degradedReason: string | null;
   /**
    * Which summarizer wrote the summary: the model-backed summarizer's name
@@ -111,6 +116,8 @@ export interface CompactOptions {
   readonly instructions?: string;
   /** Exact counts an earlier step of this job made over the same conversation (see TokenEstimator). */
   readonly knownCounts?: KnownTokenCounts;
+  /** Hears how each summarizer call ended (for metrics and logs); a call the caller cancelled is not reported. */
+  readonly onSummarizerCall?: (call: SummarizerCallReport) => void;
 }
 
 /** The stop reason of a request that did not fit the summarizer's window (Anthropic, Bedrock, z.ai). */
@@ -134,8 +141,8 @@ export function createCompactor(options: CompactorOptions): Compactor | null {
 
 interface RangeSummary {
   readonly text: string;
-  readonly degraded: boolean;
-  readonly failure: string | undefined;
+  /** The failed calls that made this range fall back to the offline summary; empty when it did not. */
+  readonly failures: readonly Degradation[];
   /** The summarizer's name, or undefined when the previous summary stands unchanged. */
   readonly writer: string | undefined;
   /** Messages of the range neither the request nor the summary represents. */
@@ -191,8 +198,8 @@ export class Compactor {
     const summary = joinSections([prose, pinned.text, formatFileOperations(prep.fileOperations)]);
     const messages = apply(conversation.messages, prep, summary);
     const ranges = prefix === undefined ? [history] : [history, prefix];
-    const failures = ranges.flatMap((r) => (r.failure === undefined ? [] : [r.failure]));
-    const degraded = ranges.some((r) => r.degraded);
+    const degradation = ranges.flatMap((r) => r.failures);
+    const degraded = degradation.length > 0;
     const writers = ranges.flatMap((r) => (r.writer === undefined ? [] : [r.writer]));
     return {
       ...(conversation.system !== undefined && { system: conversation.system }),
@@ -206,7 +213,8 @@ export class Compactor {
       messagesBefore: conversation.messages.length,
       messagesAfter: messages.length,
       degraded,
-      degradedReason: degraded ? failures.join("; ") : null,
+      degradation,
+      degradedReason: degradedReasonOf(degradation),
       summarizer: writers.includes(OFFLINE_SUMMARIZER) ? OFFLINE_SUMMARIZER : this.summarizerName,
       splitTurn: prep.isSplitTurn,
       checkpoint:
@@ -219,7 +227,7 @@ export class Compactor {
                 pinRequests(prep.inheritedRequests, historyRequests, history.text, prep.summaryTokens, countRequest).text,
                 formatFileOperations(prep.historyFileOperations),
               ]),
-              degraded: history.degraded,
+              degraded: history.failures.length > 0,
             },
       omitted: ranges.flatMap((r) => r.unrepresented).filter((m) => !pinned.carried.has(m)).length,
       firstKeptIndex: prep.firstKeptIndex,
@@ -233,7 +241,7 @@ export class Compactor {
    */
   private summarizeHistory(prep: Preparation, options: CompactOptions, estimator: TokenEstimator): Promise<RangeSummary> {
     if (prep.messagesToSummarize.length === 0) {
-      return Promise.resolve({ text: prep.previousSummary ?? "", degraded: false, failure: undefined, writer: undefined, unrepresented: [] });
+      return Promise.resolve({ text: prep.previousSummary ?? "", failures: [], writer: undefined, unrepresented: [] });
     }
     return this.summarizeRange(
       {
@@ -263,7 +271,7 @@ export class Compactor {
    */
   private async summarizeRange(range: RangeRequest, options: CompactOptions, estimator: TokenEstimator): Promise<RangeSummary> {
     const summarizer = this.summarizer;
-    if (summarizer === OFFLINE_SUMMARIZER) return offlineRangeSummary(range, estimator, undefined);
+    if (summarizer === OFFLINE_SUMMARIZER) return offlineRangeSummary(range, estimator, []);
     const { kind, input, previousSummary, maxTokens } = range;
     const { system, prompt } = buildSummarizationPrompt({
       kind,
@@ -272,8 +280,21 @@ export class Compactor {
       omitted: input.omitted,
       instructions: options.instructions,
     });
-    const failures: string[] = [];
+    const failures: Degradation[] = [];
+    const report = (outcome: SummarizerCallReport["outcome"], started: number, detail: { error?: unknown; response?: SummarizationResponse }): void => {
+      options.onSummarizerCall?.({
+        kind,
+        outcome,
+        durationMs: performance.now() - started,
+        ...(detail.error !== undefined && { error: detail.error }),
+        ...(detail.response?.usage !== undefined && { usage: detail.response.usage }),
+      });
+    };
+    const fail = (cause: DegradationCause, message: string): void => {
+      failures.push({ kind, cause, message: `${kind} ${message}` });
+    };
     for (let attempt = 1; attempt <= SUMMARY_ATTEMPTS; attempt++) {
+      const started = performance.now();
       try {
         const response = await withStallWatchdog(this.settings.stallTimeoutMs, options.signal, (signal, onProgress) =>
           summarizer.summarize({
@@ -289,28 +310,26 @@ export class Compactor {
           }),
         );
         const text = response.text.trim();
-        if (response.stopReason === CONTEXT_WINDOW_EXCEEDED) {
-          failures.push(`${kind} summarization request filled the summarizer's context window`);
+        const outcome = response.stopReason === CONTEXT_WINDOW_EXCEEDED ? "overflow" : response.truncated ? "truncated" : text === "" ? "empty" : "ok";
+        report(outcome, started, { response });
+        if (outcome === "ok") {
+          return { text, failures: [], writer: summarizer.name, unrepresented: range.range.slice(0, input.omitted) };
+        }
+        if (outcome === "overflow") {
+          fail(outcome, "summarization request filled the summarizer's context window");
           break;
         }
-        if (response.truncated) failures.push(`${kind} summary stopped at the ${maxTokens}-token cap`);
-        else if (text === "") failures.push(`${kind} summary was empty`);
-        else {
-          return {
-            text,
-            degraded: false,
-            failure: undefined,
-            writer: summarizer.name,
-            unrepresented: range.range.slice(0, input.omitted),
-          };
-        }
+        fail(outcome, outcome === "truncated" ? `summary stopped at the ${maxTokens}-token cap` : "summary was empty");
       } catch (err) {
         if (options.signal?.aborted) throw options.signal.reason;
-        failures.push(`${kind} summarizer failed: ${describe(err)}`);
-        if (isOverflowError(err)) break;
+        const cause = causeOfError(err);
+        report(cause, started, { error: err });
+        fail(cause, `summarizer failed: ${describe(err)}`);
+        // The same request cannot fit a second time.
+        if (cause === "overflow") break;
       }
     }
-    return offlineRangeSummary(range, estimator, failures.join("; "));
+    return offlineRangeSummary(range, estimator, failures);
   }
 }
 
@@ -330,13 +349,13 @@ interface RangeRequest {
   readonly offlineTokens: number;
 }
 
-/** The offline summary of a range: by choice (`failure` undefined) or as the degraded fallback. */
-function offlineRangeSummary(range: RangeRequest, estimator: TokenEstimator, failure: string | undefined): RangeSummary {
+/** The offline summary of a range: by choice (no `failures`) or as the degraded fallback. */
+function offlineRangeSummary(range: RangeRequest, estimator: TokenEstimator, failures: readonly Degradation[]): RangeSummary {
   const offline = buildOfflineSummary(
     { messages: range.range, previousSummary: range.previousSummary, budgetTokens: Math.min(range.maxTokens, range.offlineTokens) },
     estimator,
   );
-  return { text: offline.text, degraded: failure !== undefined, failure, writer: OFFLINE_SUMMARIZER, unrepresented: offline.unrepresented };
+  return { text: offline.text, failures, writer: OFFLINE_SUMMARIZER, unrepresented: offline.unrepresented };
 }
 
 /**

@@ -41,7 +41,8 @@ export {
   type Reason,
   type Result,
 } from "./compactor.js";
-export type { Summarizer, SummarizationRequest, SummarizationResponse, SummaryKind } from "./summarizer.js";
+export type { Summarizer, SummarizationRequest, SummarizationResponse, SummarizerCallReport, SummaryKind } from "./summarizer.js";
+export { isTransient, type Degradation, type DegradationCause } from "./degradation.js";
 export { buildSummarizationPrompt } from "./prompts.js";
 export { buildOfflineSummary, OFFLINE_SUMMARY_TOKENS, type OfflineSummary, type OfflineSummaryInput } from "./offlineSummary.js";
 export { userRequestsOf, pinRequests, splitPinnedRequests, type UserRequest, type PinnedRequests } from "./pinnedRequests.js";

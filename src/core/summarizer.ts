@@ -8,6 +8,7 @@
  * without a network. The offline summarizer is not one of these: it is the
  * core's own (see offlineSummary.ts), reached without any summarizer call.
  */
+import type { DegradationCause } from "./degradation.js";
 import type { Message } from "./message.js";
 
 /** Which of the two summaries of a compaction is being asked for. */
@@ -55,4 +56,20 @@ export interface Summarizer {
   /** Short name for logs and metrics (`anthropic`); `offline` is taken by the compactor's own summarizer. */
   readonly name: string;
   summarize(request: SummarizationRequest): Promise<SummarizationResponse>;
+}
+
+/**
+ * One summarizer call as it ended, as the compactor classified it
+ * (CompactOptions.onSummarizerCall): what metrics and logs need, so nothing
+ * downstream classifies a failure again.
+ */
+export interface SummarizerCallReport {
+  readonly kind: SummaryKind;
+  /** `ok`: a summary the compactor kept; anything else is how the call failed. */
+  readonly outcome: "ok" | DegradationCause;
+  readonly durationMs: number;
+  /** What a failed call threw. */
+  readonly error?: unknown;
+  /** The provider's token counts, when it answered with them. */
+  readonly usage?: SummarizationResponse["usage"];
 }

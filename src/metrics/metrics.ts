@@ -160,7 +160,7 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     }),
     summarizerRequestsTotal: new Counter({
       name: "compactd_summarizer_requests_total",
-      help: "Summarization calls by outcome.",
+      help: "Summarization calls by outcome, as the compactor classified each (an empty answer counts as ok).",
       labelNames: ["outcome"],
       registers,
     }),

@@ -6,8 +6,9 @@
  * - bad input (a payload that does not decode, a conversation the parser
  *   refuses, nothing left to compact): `UnrecoverableError`, no retry; the same
  *   input fails the same way.
- * - the summarizer failed transiently (rate limit, overload, server error,
- *   dropped or stalled stream) on an attempt that is not the last: the
+ * - the result is degraded by a transient cause (the summarizer failed: rate
+ *   limit, overload, server error, dropped or stalled stream; see
+ *   core/degradation.ts) on an attempt that is not the last: the
  *   degraded result is thrown away and the job thrown back, so BullMQ retries
  *   it after an exponential backoff and the provider gets time to recover. On
  *   the last attempt the degraded result is accepted: a coarse summary that
@@ -19,6 +20,7 @@
  */
 import { UnrecoverableError, WaitingError, type Job } from "bullmq";
 import { createCompactor, type Result } from "../core/compactor.js";
+import { isTransient } from "../core/degradation.js";
 import { CompactionDisabledError, InvalidConversationError, NothingToCompactError } from "../core/errors.js";
 import { parseConversation } from "../core/formats/parseConversation.js";
 import type { Conversation } from "../core/message.js";
@@ -29,7 +31,7 @@ import type { CompactionJobData, ConversationPayload } from "../queue/compaction
 import type { JobLifecycle } from "../queue/jobLifecycle.js";
 import { inflatePayload } from "../queue/payloadCodec.js";
 import type { FinalOutcome, JobError, ResultStore } from "../queue/resultStore.js";
-import { instrumentSummarizer } from "./instrumentedSummarizer.js";
+import { summarizerMetrics } from "./summarizerMetrics.js";
 import { holdLockAfterEachCall, lockForCpuWork } from "./lockForCpuWork.js";
 import { ErrorCodes } from "../client/errorCodes.js";
 
@@ -111,7 +113,7 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
     await holdLock();
     const conversation = parse(parseJson(json));
     const chosen = deps.summarizerFor(data.model);
-    const summarizer = chosen === OFFLINE_SUMMARIZER ? chosen : instrumentSummarizer(holdLockAfterEachCall(chosen, holdLock), metrics, log);
+    const summarizer = chosen === OFFLINE_SUMMARIZER ? chosen : holdLockAfterEachCall(chosen, holdLock);
     const compactor = createCompactor({ settings: { ...data.settings, contextWindow: data.contextWindow }, summarizer });
     if (compactor === null) {
       throw new JobRejected("failed", { code: ErrorCodes.invalidRequest, message: "must be a positive number of tokens", field: "contextWindow" });
@@ -126,6 +128,7 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
         ...(data.usageTokens !== undefined && { usageTokens: data.usageTokens }),
         ...(data.instructions !== undefined && { instructions: data.instructions }),
         ...(data.tokenCounts !== undefined && { knownCounts: data.tokenCounts }),
+        onSummarizerCall: summarizerMetrics(metrics, log),
       });
     } catch (err) {
       if (signal.aborted) {
@@ -141,7 +144,7 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
       stopTimer();
     }
 
-    if (result.degraded && summarizer !== OFFLINE_SUMMARIZER && summarizer.transientFailures > 0 && !finalAttempt) {
+    if (!finalAttempt && result.degradation.some(({ cause }) => isTransient(cause))) {
       throw new SummarizerUnavailableError(result.degradedReason ?? "unknown failure");
     }
     if (await results.isCancelled(idOf(job))) throw CANCELLED;
@@ -219,7 +222,7 @@ function logOutcome(log: Logger, job: Job<CompactionJobData>, outcome: FinalOutc
     log.info(
       {
         outcome: result.degraded ? "degraded" : "completed",
-        ...(result.degraded && { degradedReason: result.degradedReason }),
+        ...(result.degraded && { degradedCauses: result.degradation.map(({ kind, cause }) => `${kind}:${cause}`), degradedReason: result.degradedReason }),
         tokensBefore: result.tokensBefore,
         tokensAfter: result.tokensAfter,
         durationMs,

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { createCompactor, type CompactOptions } from "../../src/core/compactor.js";
+import { createCompactor, type CompactOptions, type Result } from "../../src/core/compactor.js";
+import type { DegradationCause } from "../../src/core/degradation.js";
 import { CompactionDisabledError, NothingToCompactError } from "../../src/core/errors.js";
 import { parseConversation } from "../../src/core/formats/parseConversation.js";
 import type { Message } from "../../src/core/message.js";
 import { prepare } from "../../src/core/prepare.js";
 import { normalizeSettings, threshold, type SettingsInput } from "../../src/core/settings.js";
+import type { SummarizerCallReport, SummaryKind } from "../../src/core/summarizer.js";
 import { previousSummaryOf, SUMMARY_PREAMBLE } from "../../src/core/summaryEnvelope.js";
 import { TokenEstimator } from "../../src/core/tokenEstimator.js";
 import { conversation, reactTurn, type RawMessage } from "../helpers/conversations.js";
@@ -137,6 +139,7 @@ describe("Compactor", () => {
     expect(ofKind(summarizer.requests, "history")).toHaveLength(2);
     expect(result.degraded).toBe(true);
     expect(result.degradedReason).toContain("token cap");
+    expect(causes(result, "history")).toEqual(["truncated", "truncated"]);
     expect(result.summary).toContain("## Where the work stopped");
     expect(result.summarizer).toBe("offline");
     expect(result.tokensAfter).toBeLessThan(result.tokensBefore / 2);
@@ -147,6 +150,7 @@ describe("Compactor", () => {
     const result = await compactor.compact(parseConversation(longSession()), manual);
     expect(ofKind(summarizer.requests, "history")).toHaveLength(2);
     expect(result.degradedReason).toContain("empty");
+    expect(causes(result, "history")).toEqual(["empty", "empty"]);
   });
 
   it("uses the first good answer after one failure", async () => {
@@ -159,6 +163,8 @@ describe("Compactor", () => {
     const result = await compactor.compact(parseConversation(longSession()), manual);
     expect(ofKind(summarizer.requests, "history")).toHaveLength(2);
     expect(result.degraded).toBe(false);
+    expect(result.degradation).toEqual([]);
+    expect(result.degradedReason).toBeNull();
     expect(result.summary).toContain("recovered");
   });
 
@@ -169,6 +175,8 @@ describe("Compactor", () => {
     const result = await failing.compactor.compact(parseConversation([...first.messages, ...longSession()]), manual);
     expect(result.degraded).toBe(true);
     expect(result.degradedReason).toContain("HTTP 529");
+    expect(causes(result, "history")).toEqual(["error", "error"]);
+    expect(result.degradedReason).toBe(result.degradation.map((d) => d.message).join("; "));
     expect(result.summary).toContain("## Earlier summary\n- ## Goal ⏎ the original task");
     expect(result.summary.match(/## Where the work stopped/g)).toHaveLength(result.splitTurn ? 2 : 1);
     expect(result.summarizer).toBe("offline");
@@ -197,6 +205,7 @@ describe("Compactor", () => {
     const result = await compactor.compact(parseConversation(longSession()), manual);
     expect(ofKind(summarizer.requests, "history")).toHaveLength(1);
     expect(result.degraded).toBe(true);
+    expect(causes(result, "history")).toEqual(["overflow"]);
   });
 
   it("keeps the degraded offline summary within the summary budget and counts what it does not stand for", async () => {
@@ -224,6 +233,7 @@ describe("Compactor", () => {
     expect(ofKind(silent.summarizer.requests, "history")).toHaveLength(2);
     expect(stalled.degraded).toBe(true);
     expect(stalled.degradedReason).toContain("no output for 40 ms");
+    expect(causes(stalled, "history")).toEqual(["stalled", "stalled"]);
   });
 
   it("never retries a cancelled caller and does not fall back to the offline summary", async () => {
@@ -333,6 +343,23 @@ describe("Compactor", () => {
   });
 });
 
+describe("Compactor reporting its summarizer calls", () => {
+  it("reports each call once, classified as the result's degradation classifies it", async () => {
+    let calls = 0;
+    const overflow = Object.assign(new Error("prompt is too long: 250000 tokens > 200000 maximum"), { status: 400 });
+    const { compactor } = compactorWith((kind) =>
+      kind !== "history" ? { kind: "reply", text: "## Goal\nthe head" } : ++calls === 1 ? { kind: "fail", error: new Error("socket hang up") } : { kind: "fail", error: overflow },
+    );
+    const reports: SummarizerCallReport[] = [];
+    const result = await compactor.compact(parseConversation(longSession()), { reason: "manual", onSummarizerCall: (call) => reports.push(call) });
+    const history = reports.filter((r) => r.kind === "history");
+    expect(history.map((r) => r.outcome)).toEqual(["error", "overflow"]);
+    expect(history.map((r) => r.error)).toEqual([expect.objectContaining({ message: "socket hang up" }), overflow]);
+    expect(causes(result, "history")).toEqual(["error", "overflow"]);
+    expect(reports.filter((r) => r.kind === "turnPrefix").every((r) => r.outcome === "ok")).toBe(true);
+  });
+});
+
 describe("Compactor with a summarizer whose window the request filled", () => {
   it("does not ask again after model_context_window_exceeded", async () => {
     let calls = 0;
@@ -348,6 +375,7 @@ describe("Compactor with a summarizer whose window the request filled", () => {
     const result = await compactor.compact(parseConversation(raw), { reason: "manual" });
     expect(result.degraded).toBe(true);
     expect(result.degradedReason).toContain("context window");
+    expect(causes(result, "history")).toEqual(["overflow"]);
     expect(calls).toBe(result.splitTurn ? 2 : 1);
   });
 });
@@ -365,3 +393,8 @@ describe("Compactor given the counts an earlier step of the job made", () => {
     expect(raw.length - result.firstKeptIndex).toBe(7);
   });
 });
+
+/** The causes of `result`'s degradation for one summary kind, in order. */
+function causes(result: Result, kind: SummaryKind): DegradationCause[] {
+  return result.degradation.filter((d) => d.kind === kind).map((d) => d.cause);
+}

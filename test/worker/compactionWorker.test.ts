@@ -6,6 +6,7 @@ import { COMPACTION_JOB_NAME, newJobId } from "../../src/queue/compactionJob.js"
 import { createCompactionQueue } from "../../src/queue/compactionQueue.js";
 import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
 import type { Behaviour, RecordedRequest } from "../helpers/fakeAnthropic.js";
+import { conversation, reactTurn, type RawMessage } from "../helpers/conversations.js";
 import { markedConversation, markedRequest } from "../helpers/markedConversation.js";
 import { bearer, TEST_WEBHOOK_SECRET } from "../helpers/serviceConfig.js";
 import { startServiceHarness, type ServiceHarness } from "../helpers/serviceHarness.js";
@@ -13,7 +14,13 @@ import { waitUntil } from "../helpers/waitUntil.js";
 
 /** Per-marker faults: the first `times` summarization requests of a marker get `behaviour`. */
 const faults = new Map<string, { behaviour: Behaviour; times: number }>();
+/** Tests with a fault no marker table expresses add their own script; the first answer wins. */
+const scripts = new Set<(request: RecordedRequest) => Behaviour | undefined>();
 function script(request: RecordedRequest): Behaviour {
+  for (const own of scripts) {
+    const behaviour = own(request);
+    if (behaviour !== undefined) return behaviour;
+  }
   for (const [marker, fault] of faults) {
     if (request.userText.includes(marker) && fault.times > 0) {
       fault.times--;
@@ -21,6 +28,13 @@ function script(request: RecordedRequest): Behaviour {
     }
   }
   return { kind: "reply" };
+}
+
+/** Two complete turns and a long third one, so the cut falls inside the third: a history and a turn-prefix summary. */
+function splitTurnConversation(m: string): RawMessage[] {
+  return conversation(reactTurn({ rounds: 3, toolResultChars: 2_000 }), reactTurn({ rounds: 3, toolResultChars: 2_000 }), reactTurn({ rounds: 12, toolResultChars: 2_000 })).map(
+    (message) => (message.role === "user" && typeof message.content === "string" ? { ...message, content: `${m} ${message.content}` } : message),
+  );
 }
 
 function marker(): string {
@@ -92,6 +106,31 @@ describe("a compaction job", () => {
     expect(result.degraded).toBe(true);
     expect(result.degradedReason).toContain("500");
     expect(result.messages.length).toBeGreaterThan(0);
+  });
+
+  it("is not retried when only a recovered call failed transiently and the degradation itself cannot pass", async () => {
+    const m = marker();
+    // The turn-prefix summary fails once (recovering on the compactor's second
+    // call); the history summary is cut at its cap every time. Retrying the
+    // job cannot help: what degraded it is a truncation, not the blip.
+    let prefixFailures = 3;
+    const split = (request: RecordedRequest): Behaviour | undefined => {
+      if (!request.userText.includes(m)) return undefined;
+      if (request.userText.includes("beginning of a single turn")) {
+        return prefixFailures-- > 0 ? { kind: "error", status: 500 } : { kind: "reply" };
+      }
+      return { kind: "reply", stopReason: "max_tokens" };
+    };
+    scripts.add(split);
+    const request = { ...markedRequest(m), messages: splitTurnConversation(m) };
+    const submitted = await h.submit(request);
+    const view = await h.view(String(submitted.body.id), 30);
+    scripts.delete(split);
+    expect(view.status).toBe("completed");
+    const result = view.result as { splitTurn: boolean; degradation: { kind: string; cause: string }[] };
+    expect(result.splitTurn).toBe(true);
+    expect(result.degradation.map((d) => `${d.kind}:${d.cause}`)).toEqual(["history:truncated", "history:truncated"]);
+    expect(view.attempts).toBe(1);
   });
 
   it("is aborted while summarizing when it is cancelled, and ends cancelled with its callback", async () => {

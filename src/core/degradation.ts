@@ -1,0 +1,55 @@
+/**
+ * Why a summary fell back to the offline summary, as data.
+ *
+ * The compactor turns every summarizer failure into a degraded result rather
+ * than an error (a coarse summary beats a stuck agent). Whoever holds the
+ * result may still need to know what failed: a queue worker retries a job
+ * whose summarizer failed in a way a later attempt can get past, and gives up
+ * on one whose request can never fit. So each failed summarizer call is
+ * classified here, once, where it happens, and the result carries the list;
+ * its `degradedReason` is the same list as text.
+ */
+import { SummarizationStalledError } from "./errors.js";
+import { isOverflowError } from "./overflow.js";
+import type { SummaryKind } from "./summarizer.js";
+
+/**
+ * How one summarizer call failed:
+ * - `error`: the call threw (rate limit, overload, server error, dropped stream);
+ * - `stalled`: the stream went silent past the stall timeout;
+ * - `overflow`: the request did not fit the summarizer's window (refused, or stopped for it);
+ * - `truncated`: the summary stopped at its token cap;
+ * - `empty`: the summarizer answered with no text.
+ */
+export type DegradationCause = "error" | "stalled" | "overflow" | "truncated" | "empty";
+
+export const DEGRADATION_CAUSES: readonly DegradationCause[] = ["error", "stalled", "overflow", "truncated", "empty"];
+
+/** One failed summarizer call of a compaction. */
+export interface Degradation {
+  /** Which summary the call was for. */
+  readonly kind: SummaryKind;
+  readonly cause: DegradationCause;
+  /** The failure in words, for people: the provider's status and message, the cap, the timeout. */
+  readonly message: string;
+}
+
+/**
+ * Whether the same request could succeed later: errors and stalls are the
+ * provider's passing trouble; an overflowing, truncated or empty summary
+ * comes back the same way from the same request.
+ */
+export function isTransient(cause: DegradationCause): boolean {
+  return cause === "error" || cause === "stalled";
+}
+
+/** The class of a summarizer call that threw (the caller's own cancellation aside). */
+export function causeOfError(err: unknown): DegradationCause {
+  if (err instanceof SummarizationStalledError) return "stalled";
+  return isOverflowError(err) ? "overflow" : "error";
+}
+
+/** A result's `degradedReason`: its degradations in words, null when there are none. */
+export function degradedReasonOf(degradation: readonly Degradation[]): string | null {
+  return degradation.length === 0 ? null : degradation.map((d) => d.message).join("; ");
+}

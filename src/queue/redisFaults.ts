@@ -44,10 +44,15 @@ const REPLY_CODES: Readonly<Record<string, RedisFaultKind>> = {
 
 /** ioredis's own errors (no reply code), by the message it raises them with. */
 const CLIENT_MESSAGES: readonly { readonly pattern: RegExp; readonly kind: RedisFaultKind }[] = [
-  { pattern: /^Command timed out/, kind: "timeout" },
-  { pattern: /^Too many Cluster redirections|^Failed to refresh slots cache|^None of startup nodes is available|^Cluster isn't ready/, kind: "cluster" },
+  { pattern: /^Command timed out|^timeout$|^Socket timeout/, kind: "timeout" },
   {
-    pattern: /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN|Reached the max retries per request/,
+    pattern:
+      /^Too many Cluster redirections|^Failed to refresh slots cache|^None of startup nodes is available|^Cluster isn't ready|^Cluster is disconnect|^Node is disconnected/,
+    kind: "cluster",
+  },
+  {
+    pattern:
+      /Connection is closed|Stream isn't writeable|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN|Reached the max retries per request|^Ready check failed/,
     kind: "connection",
   },
 ];

@@ -1,3 +1,6 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redisFaultOf } from "../../src/queue/redisFaults.js";
@@ -67,4 +70,41 @@ describe("classifying Redis errors", () => {
     expect(redisFaultOf(new TypeError("cannot read properties of undefined"))).toBeUndefined();
     expect(redisFaultOf("not an error")).toBeUndefined();
   });
+
+  it("classifies every error ioredis raises by itself: retryable unless it says compactd misused the client", () => {
+    // A new ioredis release that adds a transient error must not turn an outage into 500s:
+    // every message ioredis builds is read from its sources and must be one or the other.
+    const misuse = [
+      /^All (the )?keys in (a|the) pipeline/,
+      /^Connection in subscriber mode/,
+      /^Connection is in monitoring mode/,
+      /^Invalid (argument|role|node key)/,
+      /^Pipeline cannot be used/,
+      /^Redis is already connecting/,
+      /^Requires (at least one sentinel|the name of master)/,
+      /^`startupNodes` should contain/,
+      /^"sendCommand" is not implemented/,
+      /^Sharded subscriber /,
+      /^Invalid option /,
+      /^c$/, // a doc comment's example
+    ];
+    const messages = ioredisErrorMessages();
+    expect(messages.length).toBeGreaterThan(20);
+    const unclassified = messages.filter((message) => !misuse.some((m) => m.test(message)) && redisFaultOf(new Error(message)) === undefined);
+    expect(unclassified).toEqual([]);
+    for (const message of messages.filter((m) => misuse.some((pattern) => pattern.test(m)))) expect(redisFaultOf(new Error(message)), message).toBeUndefined();
+  });
 });
+
+/** The text of every `new Error("…")` in ioredis's built sources; a template or concatenation keeps its literal prefix. */
+function ioredisErrorMessages(): string[] {
+  const root = dirname(createRequire(import.meta.url).resolve("ioredis"));
+  const files = readdirSync(root, { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".js"));
+  const messages = new Set<string>();
+  for (const file of files) {
+    for (const [, double, single, template] of readFileSync(join(root, file), "utf8").matchAll(/new Error\((?:"([^"]*)"|'([^']*)'|`([^`$]*))/g)) {
+      messages.add((double ?? single ?? template)!);
+    }
+  }
+  return [...messages];
+}

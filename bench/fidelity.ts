@@ -43,6 +43,14 @@ interface Measured {
 interface SessionRow {
   readonly name: string;
   readonly facts: readonly Fact[];
+  /**
+   * The facts that occur in the summarized range: all the prompt can carry.
+   * A fact found only in the kept tail is never sent to the summarizer, by
+   * design, so it is no measure of what the transcript's clipping loses.
+   */
+  readonly rangeFacts: readonly Fact[];
+  /** The prompt's recall of `rangeFacts`. */
+  readonly promptOfRange: Measured;
   readonly requests: number;
   readonly prompt: Measured;
   /** The prompt plus the verbatim tail: everything a model-written compaction draws on. */
@@ -104,6 +112,7 @@ async function measureSession(session: CompactedSession): Promise<SessionRow> {
 
   const summarized = conversation.messages.slice(0, offline.firstKeptIndex);
   const facts = factsOf(session.reference, textOf(conversation.messages));
+  const rangeFacts = factsOf(session.reference, textOf(summarized));
   const requests = userRequestsOf(summarized).map((r) => r.text);
   const prompt = recorder.requests.map((r) => `${r.system}\n${r.prompt}`).join("\n");
   const tail = textOf(parseConversation(offline.messages).messages.slice(1));
@@ -111,8 +120,10 @@ async function measureSession(session: CompactedSession): Promise<SessionRow> {
   return {
     name: session.name,
     facts,
+    rangeFacts,
     requests: requests.length,
     prompt: measure(prompt, facts, requests, estimator.countText(prompt)),
+    promptOfRange: measure(prompt, rangeFacts, requests, 0),
     promptAndTail: measure(`${prompt}\n${tail}`, facts, requests, 0),
     offline: measure(offline.summary, facts, requests, estimator.countText(prose)),
     final: measure(`${offline.summary}\n${tail}`, facts, requests, offline.tokensAfter),
@@ -127,19 +138,15 @@ const int = (n: number): string => Math.round(n).toLocaleString("en-US");
 
 function sessionTable(rows: readonly SessionRow[]): string {
   const sum = (f: (r: SessionRow) => number): number => rows.reduce((s, r) => s + f(r), 0);
-  const line = (name: string, facts: number, requests: number, m: (k: "prompt" | "offline" | "final") => Measured | undefined, extra: string) =>
-    `| ${name} | ${int(facts)} | ${(["prompt", "offline", "final"] as const)
-      .map((k) => {
-        const x = m(k)!;
-        return `${pct(x.recall, facts)} · ${int(x.tokens)}`;
-      })
-      .join(" | ")} | ${m("offline")!.requests}/${requests} · ${m("final")!.requests}/${requests} | ${extra} |`;
+  const cell = (x: Measured, of: number): string => `${pct(x.recall, of)} · ${int(x.tokens)}`;
+  const line = (name: string, r: Pick<SessionRow, "prompt" | "promptOfRange" | "offline" | "final">, facts: number, rangeFacts: number, requests: number, extra: string) =>
+    `| ${name} | ${int(facts)} | ${pct(r.promptOfRange.recall, rangeFacts)} of ${int(rangeFacts)} · ${cell(r.prompt, facts)} | ${cell(r.offline, facts)} | ${cell(r.final, facts)} | ${r.offline.requests}/${requests} · ${r.final.requests}/${requests} | ${extra} |`;
   const lines = [
-    "| session | reference facts | summarizer prompt: recall · tokens | offline summary: recall · tokens¹ | final output²: recall · tokens | user requests kept: offline summary · final output | omitted / summarized messages · checkpoint paths outside its turns |",
+    "| session | reference facts | summarizer prompt: recall of the facts in the summarized range · of all facts · tokens | offline summary: recall · tokens¹ | final output²: recall · tokens | user requests kept: offline summary · final output | omitted / summarized messages · checkpoint paths outside its turns |",
     "|---|---:|---:|---:|---:|---:|---:|",
-    ...rows.map((r) => line(r.name, r.facts.length, r.requests, (k) => r[k], `${int(r.omitted)} / ${int(r.messages)} · ${r.checkpointStrays}`)),
+    ...rows.map((r) => line(r.name, r, r.facts.length, r.rangeFacts.length, r.requests, `${int(r.omitted)} / ${int(r.messages)} · ${r.checkpointStrays}`)),
   ];
-  const pooled = (k: "prompt" | "offline" | "final"): Measured => ({
+  const pooled = (k: "prompt" | "promptOfRange" | "offline" | "final"): Measured => ({
     recall: sum((r) => r[k].recall),
     tokens: sum((r) => r[k].tokens) / rows.length,
     byKind: new Map(),
@@ -148,28 +155,39 @@ function sessionTable(rows: readonly SessionRow[]): string {
   lines.push(
     line(
       "**pooled** (tokens: mean)",
+      { prompt: pooled("prompt"), promptOfRange: pooled("promptOfRange"), offline: pooled("offline"), final: pooled("final") },
       sum((r) => r.facts.length),
+      sum((r) => r.rangeFacts.length),
       sum((r) => r.requests),
-      pooled,
       `${int(sum((r) => r.omitted))} / ${int(sum((r) => r.messages))} · ${sum((r) => r.checkpointStrays)}`,
     ),
   );
   return lines.join("\n");
 }
 
+type Column = "prompt" | "promptOfRange" | "promptAndTail" | "offline" | "final";
+
 function kindTable(rows: readonly SessionRow[]): string {
   const lines = [
-    "| fact kind (pooled) | facts | summarizer prompt | summarizer prompt + kept tail | offline summary | final output |",
-    "|---|---:|---:|---:|---:|---:|",
+    "| fact kind (pooled) | facts | in the summarized range | summarizer prompt: of the range's · of all | summarizer prompt + kept tail | offline summary | final output |",
+    "|---|---:|---:|---:|---:|---:|---:|",
   ];
   for (const kind of FACT_KINDS) {
     const total = rows.reduce((s, r) => s + r.facts.filter((f) => f.kind === kind).length, 0);
-    const of = (k: "prompt" | "promptAndTail" | "offline" | "final") => pct(rows.reduce((s, r) => s + r[k].byKind.get(kind)!, 0), total);
-    lines.push(`| ${kind} | ${total} | ${of("prompt")} | ${of("promptAndTail")} | ${of("offline")} | ${of("final")} |`);
+    const inRange = rows.reduce((s, r) => s + r.rangeFacts.filter((f) => f.kind === kind).length, 0);
+    const count = (k: Column) => rows.reduce((s, r) => s + r[k].byKind.get(kind)!, 0);
+    const of = (k: Column) => pct(count(k), total);
+    lines.push(
+      `| ${kind} | ${total} | ${inRange} | ${pct(count("promptOfRange"), inRange)} · ${of("prompt")} | ${of("promptAndTail")} | ${of("offline")} | ${of("final")} |`,
+    );
   }
   const facts = rows.reduce((s, r) => s + r.facts.length, 0);
-  const all = (k: "prompt" | "promptAndTail" | "offline" | "final") => pct(rows.reduce((s, r) => s + r[k].recall, 0), facts);
-  lines.push(`| **all** | ${facts} | ${all("prompt")} | ${all("promptAndTail")} | ${all("offline")} | ${all("final")} |`);
+  const inRange = rows.reduce((s, r) => s + r.rangeFacts.length, 0);
+  const count = (k: Column) => rows.reduce((s, r) => s + r[k].recall, 0);
+  const all = (k: Column) => pct(count(k), facts);
+  lines.push(
+    `| **all** | ${facts} | ${inRange} | ${pct(count("promptOfRange"), inRange)} · ${all("prompt")} | ${all("promptAndTail")} | ${all("offline")} | ${all("final")} |`,
+  );
   return lines.join("\n");
 }
 

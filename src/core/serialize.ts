@@ -12,18 +12,23 @@ import type { Block, Message } from "./message.js";
 /**
  * Tool output beyond this many characters is clipped to its head and its tail:
  * a command's verdict ("297 tests, 11 failures"), a subagent's conclusion and
- * the end of a file read are at the bottom, its subject at the top.
+ * the end of a file read are at the bottom, its subject at the top. At about
+ * 750 tokens it keeps a typical task description, test run or short file
+ * whole; at 2,000 the middle of a 3,400-character task spec (the names it
+ * asked for) was cut. Measured in docs/BENCHMARKS.md, "Summary fidelity".
  */
-export const TOOL_RESULT_CHARS = 2000;
+export const TOOL_RESULT_CHARS = 3000;
 /** User and assistant text beyond this many characters is clipped. */
 export const TEXT_CHARS = 4000;
 /** Reasoning is context, not record: clipped harder than text, to its head and tail (its conclusion). */
 export const THINKING_CHARS = 1000;
 /**
- * Each tool-call argument value is clipped to this many characters. A long
- * string (a file being written) also keeps the names it declares past the cut.
+ * Each tool-call argument value is clipped to this many characters: enough
+ * for the whole new text of most edits, whose lines (a relation added, a
+ * guard changed) are what the agent did. A longer string (a file being
+ * written) also keeps the names it declares past the cut.
  */
-export const TOOL_ARGUMENT_CHARS = 300;
+export const TOOL_ARGUMENT_CHARS = 1000;
 
 /** Share of a head-and-tail clip given to the head. */
 const HEAD_SHARE = 0.6;

@@ -64,7 +64,7 @@ describe("serializeMessage", () => {
   it("lists the names a long written file declares past the cut", () => {
     const code = [
       "defmodule Spotter.Parser do",
-      `  @moduledoc """\n${"  Parses transcript lines.\n".repeat(30)}  """`,
+      `  @moduledoc """\n${"  Parses transcript lines.\n".repeat(Math.ceil(TOOL_ARGUMENT_CHARS / 26))}  """`,
       "  def parse_line(line, opts) do",
       "    :ok",
       "  end",
@@ -77,6 +77,30 @@ describe("serializeMessage", () => {
       { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Write", input: { file_path: "lib/spotter/parser.ex", content: code } }] },
     ]);
     expect(call).toContain(`[${code.length - TOOL_ARGUMENT_CHARS} more characters; declares parse_line, tokenize, loadSession, TranscriptIndex]`);
+  });
+
+  it("keeps an edit's whole new text when it is the size of a typical edit", () => {
+    // The line the agent added sits past the first few hundred characters, where the old clip cut it.
+    const newString = `${"  attribute :title, :string\n".repeat(25)}  has_many :annotation_refs, Spotter.Transcripts.AnnotationMessageRef\n`;
+    expect(newString.length).toBeGreaterThan(700);
+    expect(newString.length).toBeLessThanOrEqual(TOOL_ARGUMENT_CHARS);
+    const [call] = serialized([
+      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Edit", input: { file_path: "lib/a.ex", old_string: "x", new_string: newString } }] },
+    ]);
+    expect(call).toContain("has_many :annotation_refs, Spotter.Transcripts.AnnotationMessageRef");
+    expect(call).not.toContain("more characters");
+  });
+
+  it("keeps a task description of a few thousand characters whole", () => {
+    // A tracker's issue text: the names it asks for sit in its middle, which a head-and-tail clip at 2,000 cut.
+    const spec = `Title: Transcript annotations\n${"Context paragraph about the panel. ".repeat(45)}\nEvents: subagent_reference_clicked, transcript_text_selected\n${"More context. ".repeat(70)}`;
+    expect(spec.length).toBeGreaterThan(2_500);
+    expect(spec.length).toBeLessThanOrEqual(TOOL_RESULT_CHARS);
+    const [, result] = serialized([
+      { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Bash", input: { command: "bd show spotter-gqc" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: spec }] },
+    ]);
+    expect(result).toBe(`[Tool result]: ${spec}`);
   });
 
   it("names images, documents and unknown blocks instead of dumping them", () => {

@@ -113,8 +113,9 @@ test("where the missing reference facts sit", async () => {
       }
       if (!inPrompt) promptMissing++;
       if (!inOffline) offlineMissing++;
-      const where = `${inPrompt ? "" : "PROMPT "}${inOffline ? "" : "OFFLINE "}${inTail ? "(also in tail) " : ""}`;
-      lines.push(`  ${where.padEnd(30)} ${fact.kind.padEnd(10)} ${JSON.stringify(fact.text).padEnd(40)} ${describe(head)}`);
+      // Missing from the final output of an offline compaction: neither the summary nor the tail has it.
+      const where = `${inPrompt ? "" : "PROMPT "}${inOffline ? "" : inTail ? "OFFLINE (in tail) " : "OFFLINE FINAL "}`;
+      lines.push(`  ${where.padEnd(26)} ${fact.kind.padEnd(10)} ${JSON.stringify(fact.text).padEnd(40)} ${describe(head)}`);
     }
     lines.push(`  -- tail only: ${tailOnly}; in the summarized range but missing from the prompt: ${promptMissing}, from the offline summary: ${offlineMissing}`);
     console.log(lines.join("\n"));

@@ -172,8 +172,13 @@ export class Compactor {
     const prep = prepare(conversation, this.settings, estimator, options.instructions);
     if (prep === null) throw new NothingToCompactError();
 
+    const historyRequests = userRequestsOf(prep.messagesToSummarize);
+    const freshRequests = [...historyRequests, ...userRequestsOf(prep.turnPrefixMessages)];
+    const countRequest = requestCounter(estimator);
+    // Pinned beside an empty prose: the most room the block can take, since a request the prose quotes only shrinks it.
+    const ceilings = offlineCeilings(prep, estimator.countText(pinRequests(prep.inheritedRequests, freshRequests, "", prep.summaryTokens, countRequest).text));
     const [history, prefix] = await Promise.all([
-      this.summarizeHistory(prep, options, estimator),
+      this.summarizeHistory(prep, ceilings.history, options, estimator),
       prep.isSplitTurn
         ? this.summarizeRange(
             {
@@ -182,7 +187,7 @@ export class Compactor {
               input: prep.turnPrefixInput,
               previousSummary: undefined,
               maxTokens: prep.turnPrefixTokens,
-              offlineTokens: prep.messagesToSummarize.length > 0 ? Math.floor(OFFLINE_SUMMARY_TOKENS / 4) : OFFLINE_SUMMARY_TOKENS,
+              offlineTokens: ceilings.turnPrefix,
             },
             options,
             estimator,
@@ -192,9 +197,7 @@ export class Compactor {
 
     const prefixSection = prefix === undefined ? "" : `## Turn in progress (its start was compacted)\n\n${prefix.text}`;
     const prose = joinSections([history.text, prefixSection]);
-    const historyRequests = userRequestsOf(prep.messagesToSummarize);
-    const countRequest = requestCounter(estimator);
-    const pinned = pinRequests(prep.inheritedRequests, [...historyRequests, ...userRequestsOf(prep.turnPrefixMessages)], prose, prep.summaryTokens, countRequest);
+    const pinned = pinRequests(prep.inheritedRequests, freshRequests, prose, prep.summaryTokens, countRequest);
     const summary = joinSections([prose, pinned.text, formatFileOperations(prep.fileOperations)]);
     const messages = apply(conversation.messages, prep, summary);
     const ranges = prefix === undefined ? [history] : [history, prefix];
@@ -239,7 +242,7 @@ export class Compactor {
    * summarized range is the head of the current turn), the previous summary
    * stands as it is and no call is made for it.
    */
-  private summarizeHistory(prep: Preparation, options: CompactOptions, estimator: TokenEstimator): Promise<RangeSummary> {
+  private summarizeHistory(prep: Preparation, offlineTokens: number, options: CompactOptions, estimator: TokenEstimator): Promise<RangeSummary> {
     if (prep.messagesToSummarize.length === 0) {
       return Promise.resolve({ text: prep.previousSummary ?? "", failures: [], writer: undefined, unrepresented: [] });
     }
@@ -250,7 +253,7 @@ export class Compactor {
         input: prep.historyInput,
         previousSummary: prep.previousSummary,
         maxTokens: prep.summaryTokens,
-        offlineTokens: OFFLINE_SUMMARY_TOKENS,
+        offlineTokens,
       },
       options,
       estimator,
@@ -341,12 +344,23 @@ interface RangeRequest {
   readonly input: FittedInput;
   readonly previousSummary: string | undefined;
   readonly maxTokens: number;
-  /**
-   * The offline summary's ceiling for this range: the whole offline budget for
-   * the history, a quarter of it for a split turn's head beside a history
-   * summary (all of it when the head is all there is to summarize).
-   */
+  /** The offline summary's ceiling for this range (see offlineCeilings). */
   readonly offlineTokens: number;
+}
+
+/**
+ * The offline prose's ceilings. The whole offline summary, prose and pinned
+ * requests (the file lists aside), stays within {@link OFFLINE_SUMMARY_TOKENS}:
+ * the prose gets what the requests leave of it, so a session with a few short
+ * requests gets a fuller summary, and never less than the ceiling minus the
+ * requests block's own cap. A split turn's head gets a quarter of the prose
+ * beside a history summary, all of it when the head is all there is.
+ */
+function offlineCeilings(prep: Preparation, pinnedTokens: number): { history: number; turnPrefix: number } {
+  const prose = OFFLINE_SUMMARY_TOKENS - pinnedTokens;
+  if (!prep.isSplitTurn || prep.messagesToSummarize.length === 0) return { history: prose, turnPrefix: prose };
+  const turnPrefix = Math.floor(prose / 4);
+  return { history: prose - turnPrefix, turnPrefix };
 }
 
 /** The offline summary of a range: by choice (no `failures`) or as the degraded fallback. */

@@ -10,7 +10,10 @@
  * every summary by the compactor; see pinnedRequests.ts and fileOperations.ts.)
  *
  * Each section has a share of the budget and fills it newest first; what a
- * section leaves unused passes to the next. The output is deterministic: the
+ * section leaves unused passes to the next, and what the last leaves goes
+ * back, in order, to the sections that had more to say. Every line stands
+ * for something an agent acts on by name: an edit is shown as the lines it
+ * changed, a command by its verdict line. The output is deterministic: the
  * same messages and budget give the same text. A previous summary is merged
  * section by section rather than nested, so successive compactions keep one
  * summary of bounded size; a previous summary in another format (a model's)
@@ -23,13 +26,14 @@ import { clipMiddle } from "./serialize.js";
 import type { TokenEstimator } from "./tokenEstimator.js";
 
 /**
- * The offline history summary's ceiling, whatever the summary budget. An
- * extractive summary grows with the material while each added line is worth
- * less; past this size it crowds out the verbatim tail, which holds the same
- * facts better. A split turn's head gets a quarter of it. With the pinned
- * requests' ceiling this keeps the whole summary under 5,000 tokens.
+ * The whole offline summary's ceiling, prose plus the pinned requests (the
+ * file lists aside), whatever the summary budget. An extractive summary grows
+ * with the material while each added line is worth less; past this size it
+ * crowds out the verbatim tail, which holds the same facts better. The prose
+ * gets what the requests leave (see the compactor); the margin below 5,000
+ * covers the headings that join a split turn's summaries.
  */
-export const OFFLINE_SUMMARY_TOKENS = 3_200;
+export const OFFLINE_SUMMARY_TOKENS = 4_800;
 
 /** One item is one line, clipped to this many characters. */
 const ITEM_CHARS = 300;
@@ -39,12 +43,18 @@ const LAST_REPLY_CHARS = 800;
 const MIN_CLIPPED_TOKENS = 40;
 /** The part of an edit's written text kept in an item. */
 const EDIT_CHARS = 240;
+/** The part of an edit's item given to the lines it removed. */
+const REMOVED_CHARS = 80;
 /** The names past an edit's opening, listed after it, are clipped to this many characters. */
 const EDIT_NAMES_CHARS = 200;
 /** Names in code that are unlikely to be plain words: Module.Names, snake_case, camelCase. */
 const CODE_NAME = /\b(?:[A-Z][A-Za-z0-9]+(?:\.[A-Z][A-Za-z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+[?!]?|[a-z]+[A-Z][A-Za-z0-9]*)\b/g;
 /** Argument names that hold the text an edit writes, in order of preference. */
 const WRITTEN_ARGUMENTS = ["new_string", "newText", "new_str", "content", "patch", "diff", "text"];
+/** Argument names that hold the text a replacement edit replaces. */
+const REPLACED_ARGUMENTS = ["old_string", "oldText", "old_str"];
+/** Written arguments in diff form, whose added lines start with `+`. */
+const PATCH_ARGUMENTS = ["patch", "diff"];
 /** A command or a result line in an item. */
 const SNIPPET_CHARS = 160;
 
@@ -80,12 +90,24 @@ const FAILURE = /\b(error|errors|failed|failure|failures|exception|traceback|pan
 
 const IDENTIFIER = /`([^`\n]{2,80})`/g;
 
+/** Names listed on one line of the identifiers section. */
+const IDENTIFIERS_PER_LINE = 8;
+
+/** Files the agent writes as prose for itself or its reader, whose backticked names are identifiers. */
+const DOCUMENT_PATH = /\.(?:md|markdown|mdx|txt|rst|adoc)$/i;
+
+/** A line of command output that reports a count of results or an outcome. */
+const VERDICT =
+  /\b\d+\s+(?:tests?|examples?|specs?|suites?|assertions?|doctests?|properties|failures?|failed|passed|passing|pending|skipped|errors?|warnings?|files? changed|problems?)\b|^\s*(?:ok|FAIL|PASS|error|Error|BUILD \w+)\b/;
+
 interface Item {
   /** Items with the same key are one item; the newest wins. */
   readonly key: string;
   readonly text: string;
   /** The messages this item stands for. */
   readonly messages: readonly Message[];
+  /** Never clipped to fit: half a list of names is worse than a shorter list. */
+  readonly whole?: true;
 }
 
 export interface OfflineSummaryInput {
@@ -107,24 +129,36 @@ export function buildOfflineSummary(input: OfflineSummaryInput, estimator: Token
   const previous = parseSections(input.previousSummary ?? "");
   const budget = Math.min(input.budgetTokens, OFFLINE_SUMMARY_TOKENS);
 
-  const parts: string[] = [];
+  const sections = SECTIONS.map((spec) => ({
+    spec,
+    items: layOut(spec.name, mergeItems(fresh.get(spec.name) ?? [], previous.get(spec.name) ?? [], spec.replaces === true)),
+    next: 0,
+    lines: [] as string[],
+  }));
   const represented = new Set<Message>();
-  let carry = 0;
-  for (const spec of SECTIONS) {
-    const items = mergeItems(fresh.get(spec.name) ?? [], previous.get(spec.name) ?? [], spec.replaces === true);
-    let room = Math.floor(budget * spec.share) + carry - estimator.countText(spec.heading) - 1;
-    const lines: string[] = [];
-    for (const item of items) {
-      const line = fitLine(`- ${item.text}`, room, estimator);
+  /** Adds the section's next items within `room`; returns the room left. */
+  const fill = (section: (typeof sections)[number], room: number): number => {
+    const heading = estimator.countText(section.spec.heading) + 1;
+    let left = section.lines.length === 0 ? room - heading : room;
+    while (section.next < section.items.length) {
+      const item = section.items[section.next]!;
+      const line = fitLine(`- ${item.text}`, left, estimator, item.whole !== true);
       if (line === undefined) break;
-      room -= line.cost;
-      lines.push(line.text);
+      left -= line.cost;
+      section.next++;
+      section.lines.push(line.text);
       for (const m of item.messages) represented.add(m);
       if (line.clipped) break;
     }
-    if (lines.length > 0) parts.push(`${spec.heading}\n${lines.join("\n")}`);
-    carry = lines.length > 0 ? room : room + estimator.countText(spec.heading) + 1;
-  }
+    return section.lines.length === 0 ? room : left;
+  };
+  // First pass: each section its share, plus what the sections before it left unused.
+  let carry = 0;
+  for (const section of sections) carry = fill(section, Math.floor(budget * section.spec.share) + carry);
+  // Second pass: what is still unused goes, in section order, to the sections that had more to say.
+  for (const section of sections) carry = fill(section, carry);
+
+  const parts = sections.filter((s) => s.lines.length > 0).map((s) => `${s.spec.heading}\n${s.lines.join("\n")}`);
   const text = parts.length > 0 ? parts.join("\n\n") : "## Where the work stopped\n- (nothing to report)";
   return { text, unrepresented: input.messages.filter((m) => !represented.has(m)) };
 }
@@ -134,13 +168,32 @@ export function buildOfflineSummary(input: OfflineSummaryInput, estimator: Token
  * earlier summary, a long last reply) is clipped to head and tail to fill the
  * room left, rather than dropped, so no section is lost to one large item.
  */
-function fitLine(text: string, room: number, estimator: TokenEstimator): { text: string; cost: number; clipped: boolean } | undefined {
+function fitLine(
+  text: string,
+  room: number,
+  estimator: TokenEstimator,
+  clippable: boolean,
+): { text: string; cost: number; clipped: boolean } | undefined {
   const cost = estimator.countText(text) + 1;
   if (cost <= room) return { text, cost, clipped: false };
-  if (room < MIN_CLIPPED_TOKENS) return undefined;
+  if (!clippable || room < MIN_CLIPPED_TOKENS) return undefined;
   const clipped = clipMiddle(text, Math.floor((text.length * room * 0.9) / cost));
   const clippedCost = estimator.countText(clipped) + 1;
   return clippedCost <= room ? { text: clipped, cost: clippedCost, clipped: true } : undefined;
+}
+
+/**
+ * Identifiers are listed several to a line: one line each spent a line's
+ * overhead on every name, and the list is read as a list anyway.
+ */
+function layOut(section: SectionName, items: Item[]): Item[] {
+  if (section !== "identifiers") return items;
+  const lines: Item[] = [];
+  for (let i = 0; i < items.length; i += IDENTIFIERS_PER_LINE) {
+    const group = items.slice(i, i + IDENTIFIERS_PER_LINE);
+    lines.push({ key: group[0]!.key, text: group.map((item) => item.text).join(", "), messages: group.flatMap((item) => item.messages), whole: true });
+  }
+  return lines;
 }
 
 function mergeItems(fresh: readonly Item[], previous: readonly Item[], replaces: boolean): Item[] {
@@ -244,25 +297,56 @@ function changedItems(newestCalls: readonly Call[]): Item[] {
 }
 
 /**
- * The opening of what an edit wrote: the code itself names the fields,
- * relations and calls the next steps build on, which a declaration list misses.
+ * What an edit wrote: the code itself names the fields, relations and calls
+ * the next steps build on, which a declaration list misses. A replacement or
+ * a patch is shown as its change, the lines it removed (`-`, briefly) and the
+ * lines it added (`+`): the lines it kept are context the agent copied, not
+ * work it did. A new file is shown by its opening.
  */
 function editItem(call: Call): Item[] {
   if (!MODIFYING_TOOL.test(call.block.name)) return [];
   const input = call.block.input as Record<string, unknown> | null;
-  const written = WRITTEN_ARGUMENTS.map((key) => input?.[key]).find((v): v is string => typeof v === "string" && v.trim() !== "");
-  if (written === undefined) return [];
+  const key = WRITTEN_ARGUMENTS.find((k) => typeof input?.[k] === "string" && (input[k] as string).trim() !== "");
+  if (key === undefined) return [];
+  const change = changeOf(input!, key);
   const path = pathsIn(input)[0] ?? call.block.name;
-  const opening = oneLine(clipMiddle(written.trim(), EDIT_CHARS));
-  const names = [...new Set(written.slice(EDIT_CHARS).match(CODE_NAME) ?? [])].filter((name) => !opening.includes(name));
+  const removed = change.removed === "" ? "" : `-${oneLine(clipMiddle(change.removed, REMOVED_CHARS))} `;
+  const shown = `${removed}${change.removed === "" ? "" : "+"}${oneLine(clipMiddle(change.added, EDIT_CHARS - removed.length))}`;
+  const names = [...new Set(change.added.match(CODE_NAME) ?? [])].filter((name) => !shown.includes(name));
   const uses = names.length > 0 ? `; also names ${clipMiddle(names.join(", "), EDIT_NAMES_CHARS)}` : "";
-  return [{ key: `edit:${path}:${written.slice(0, 80)}`, text: `${path}: ${opening}${uses}`, messages: withResult(call) }];
+  return [{ key: `edit:${path}:${(input![key] as string).slice(0, 80)}`, text: `${path}: ${shown}${uses}`, messages: withResult(call) }];
+}
+
+/**
+ * The lines an edit removed and added: of a replacement, the lines of each
+ * side the other does not have; of a patch, its `-` and `+` lines; of a whole
+ * file, all of it, added.
+ */
+function changeOf(input: Record<string, unknown>, writtenKey: string): { removed: string; added: string } {
+  const written = (input[writtenKey] as string).trim();
+  const lines = (text: string) => text.split("\n");
+  let removed: string[] = [];
+  let added: string[] | undefined;
+  if (PATCH_ARGUMENTS.includes(writtenKey)) {
+    removed = lines(written).filter((line) => line.startsWith("-") && !line.startsWith("---")).map((line) => line.slice(1));
+    added = lines(written).filter((line) => line.startsWith("+") && !line.startsWith("+++")).map((line) => line.slice(1));
+  } else {
+    const replaced = REPLACED_ARGUMENTS.map((k) => input[k]).find((v): v is string => typeof v === "string");
+    if (replaced !== undefined) {
+      const before = new Set(lines(replaced).map((line) => line.trim()));
+      const after = new Set(lines(written).map((line) => line.trim()));
+      removed = lines(replaced).filter((line) => !after.has(line.trim()));
+      added = lines(written).filter((line) => !before.has(line.trim()));
+    }
+  }
+  const addedText = added?.join("\n").trim() ?? "";
+  return { removed: removed.join("\n").trim(), added: addedText === "" && removed.length === 0 ? written : addedText };
 }
 
 function commandItem(call: Call): Item[] {
   const command = commandOf(call);
   if (command === undefined) return [];
-  const outcome = call.result === undefined ? "(no result)" : lastLine(call.result.block.text);
+  const outcome = call.result === undefined ? "(no result)" : verdictLine(call.result.block.text);
   return [{ key: `command:${command}`, text: `\`${oneLine(clipMiddle(command, SNIPPET_CHARS))}\` → ${oneLine(clipMiddle(outcome, SNIPPET_CHARS))}`, messages: withResult(call) }];
 }
 
@@ -280,12 +364,17 @@ function findingItems(messages: readonly Message[]): Item[] {
   return items;
 }
 
-/** Backticked names, most mentioned first (newest first among equals). */
+/**
+ * Backticked names in the user's and the agent's prose, and in the documents
+ * the agent writes for itself (a plan, notes, docs), most mentioned first
+ * (newest first among equals). Backticks in code are not names, so files of
+ * code are not read for them.
+ */
 function identifierItems(messages: readonly Message[]): Item[] {
   const seen = new Map<string, { count: number; last: number; message: Message }>();
   messages.forEach((message, position) => {
     if (message.kind !== "assistant" && message.kind !== "user") return;
-    for (const match of textOf(message).matchAll(IDENTIFIER)) {
+    for (const match of [textOf(message), ...documentsWritten(message)].join("\n").matchAll(IDENTIFIER)) {
       const name = match[1]!.trim();
       const entry = seen.get(name);
       seen.set(name, { count: (entry?.count ?? 0) + 1, last: position, message });
@@ -294,6 +383,17 @@ function identifierItems(messages: readonly Message[]): Item[] {
   return [...seen]
     .sort(([, a], [, b]) => b.count - a.count || b.last - a.last)
     .map(([name, entry]) => ({ key: `identifier:${name}`, text: `\`${name}\``, messages: [entry.message] }));
+}
+
+/** The prose documents a message's tool calls write: a plan passed to a tool, or a Markdown or text file. */
+function documentsWritten(message: Message): string[] {
+  return message.blocks.flatMap((block) => {
+    if (block.type !== "toolCall" || block.input === null || typeof block.input !== "object") return [];
+    const input = block.input as Record<string, unknown>;
+    const plan = typeof input.plan === "string" ? [input.plan] : [];
+    const isDocument = MODIFYING_TOOL.test(block.name) && pathsIn(input).some((path) => DOCUMENT_PATH.test(path));
+    return isDocument ? [...plan, ...WRITTEN_ARGUMENTS.flatMap((key) => (typeof input[key] === "string" ? [input[key]] : []))] : plan;
+  });
 }
 
 /**
@@ -319,6 +419,12 @@ function parseSections(prose: string): Map<SectionName, Item[]> {
       continue;
     }
     const items = lines.filter((l) => l.startsWith("- ")).map((l) => l.slice(2));
+    if (name === "identifiers") {
+      // Several to a line, each `quoted`: read back one by one, so they merge with this range's by name.
+      const names = items.flatMap((l) => l.split(/(?<=`), (?=`)/));
+      add(name, names.map((t) => ({ key: `identifier:${t.replace(/^`|`$/g, "")}`, text: t, messages: [] })));
+      continue;
+    }
     add(name, items.map((t) => ({ key: name === "changed" ? changedKey(t) : `${name}:${t}`, text: t, messages: [] })));
   }
   return sections;
@@ -355,7 +461,7 @@ function callSubject(call: Call): string {
 }
 
 function callText(call: Call): string {
-  const outcome = call.result === undefined ? "(no result yet)" : lastLine(call.result.block.text);
+  const outcome = call.result === undefined ? "(no result yet)" : verdictLine(call.result.block.text);
   return `${callSubject(call)} → ${oneLine(clipMiddle(outcome, SNIPPET_CHARS))}`;
 }
 
@@ -378,6 +484,17 @@ function textOf(message: Message): string {
 
 function firstLine(text: string): string {
   return text.split("\n").find((l) => l.trim() !== "")?.trim() ?? "";
+}
+
+/**
+ * The line of a command's output that says how it went: the last one that
+ * counts something ("43 tests, 0 failures", "2 files changed") or states an
+ * outcome, else the last line. Test runners and build tools print their
+ * verdict near the end but often not last ("Randomized with seed 1234").
+ */
+function verdictLine(text: string): string {
+  const lines = text.split("\n").filter((l) => l.trim() !== "");
+  return lines.findLast((l) => VERDICT.test(l))?.trim() ?? lastLine(text);
 }
 
 function lastLine(text: string): string {

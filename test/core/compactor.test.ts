@@ -1,15 +1,19 @@
 import { describe, expect, it } from "vitest";
-import { createCompactor, type CompactOptions, type Result } from "../../src/core/compactor.js";
+import { createCompactor, OFFLINE_SUMMARIZER, type CompactOptions, type Result } from "../../src/core/compactor.js";
 import type { DegradationCause } from "../../src/core/degradation.js";
 import { CompactionDisabledError, NothingToCompactError } from "../../src/core/errors.js";
+import { splitFileOperations } from "../../src/core/fileOperations.js";
 import { parseConversation } from "../../src/core/formats/parseConversation.js";
 import type { Message } from "../../src/core/message.js";
+import { OFFLINE_SUMMARY_TOKENS } from "../../src/core/offlineSummary.js";
+import { splitPinnedRequests } from "../../src/core/pinnedRequests.js";
 import { prepare } from "../../src/core/prepare.js";
 import { normalizeSettings, threshold, type SettingsInput } from "../../src/core/settings.js";
 import type { SummarizerCallReport, SummaryKind } from "../../src/core/summarizer.js";
 import { previousSummaryOf, SUMMARY_PREAMBLE } from "../../src/core/summaryEnvelope.js";
 import { TokenEstimator } from "../../src/core/tokenEstimator.js";
 import { conversation, reactTurn, type RawMessage } from "../helpers/conversations.js";
+import { listCompactedSessions } from "../helpers/corpus.js";
 import { scriptedSummarizer, type ScriptStep } from "../helpers/scriptedSummarizer.js";
 
 const WINDOW: SettingsInput = { contextWindow: 100_000, keepRecentTokens: 8_000 };
@@ -220,6 +224,22 @@ describe("Compactor", () => {
     if (prefix !== undefined) expect(estimator.countText(prefix)).toBeLessThanOrEqual(750 + 20);
     expect(result.omitted).toBeGreaterThan(0);
     expect(result.omitted).toBeLessThan(result.firstKeptIndex);
+  });
+
+  it("gives the offline prose what the pinned requests leave of the offline ceiling, and stays under 5,000 tokens with them", async () => {
+    const estimator = new TokenEstimator();
+    const compactor = createCompactor({ settings: { contextWindow: 200_000 }, summarizer: OFFLINE_SUMMARIZER })!;
+    const sizes: number[] = [];
+    for (const session of listCompactedSessions()) {
+      const result = await compactor.compact(parseConversation(session.input), manual);
+      const withRequests = splitFileOperations(result.summary).prose;
+      const prose = splitPinnedRequests(withRequests).prose;
+      // The ceiling plus the heading that joins a split turn's summary to the history's.
+      expect(estimator.countText(withRequests)).toBeLessThanOrEqual(OFFLINE_SUMMARY_TOKENS + 20);
+      sizes.push(estimator.countText(prose));
+    }
+    // Sessions with few, short requests have room for more prose than the fixed 3,200 tokens this rule replaced.
+    expect(Math.max(...sizes)).toBeGreaterThan(3_200);
   });
 
   it("keeps a slow summary alive while it makes progress, and cancels a silent one", async () => {

@@ -84,4 +84,109 @@ describe("buildOfflineSummary", () => {
     expect(text).toContain("characters cut");
     expect(estimator.countText(text)).toBeLessThanOrEqual(3_000);
   });
+
+  it("reports a command by its verdict line, not by whatever the runner printed last", () => {
+    const messages = parseConversation([
+      { role: "user", content: "run the tests" },
+      { role: "assistant", content: [{ type: "tool_use", id: "b1", name: "Bash", input: { command: "mix test" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "b1", content: "Compiling 2 files\n.......\nFinished in 1.5 seconds\n14 doctests, 65 tests, 0 failures\n\nRandomized with seed 185158" }] },
+    ]).messages;
+    const { text } = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: 2_000 }, new TokenEstimator());
+    expect(text).toContain("`mix test` → 14 doctests, 65 tests, 0 failures");
+    expect(text).not.toContain("Randomized with seed");
+  });
+
+  it("shows an edit as the lines it removed and added, not the lines it kept", () => {
+    const kept = Array.from({ length: 20 }, (_, i) => `    attribute :field_${i}, :string`).join("\n");
+    const messages = parseConversation([
+      { role: "user", content: "add the state" },
+      {
+        role: "assistant",
+        content: [
+          {
+            type: "tool_use",
+            id: "e1",
+            name: "Edit",
+            input: {
+              file_path: "lib/annotation.ex",
+              old_string: `${kept}\n    validate length(message_ids) > 0`,
+              new_string: `${kept}\n    validate message_ids != []\n    attribute :state, :atom, constraints: [one_of: [:open, :closed]]`,
+            },
+          },
+        ],
+      },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "e1", content: "ok" }] },
+    ]).messages;
+    const { text } = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: 2_000 }, new TokenEstimator());
+    expect(text).toContain("- lib/annotation.ex: -validate length(message_ids) > 0 +validate message_ids != [] ⏎ attribute :state, :atom, constraints: [one_of: [:open, :closed]]");
+    expect(text).not.toContain("field_3");
+  });
+
+  it("shows a patch as its removed and added lines", () => {
+    const patch = "*** Begin Patch\n*** Update File: src/session.ts\n@@\n context line\n-  unsubscribe() { this.listeners = []; }\n+  unsubscribe() { this.detach(); }\n*** End Patch";
+    const messages = parseConversation([
+      { role: "user", content: "keep the listeners" },
+      { role: "assistant", content: [{ type: "tool_use", id: "p1", name: "apply_patch", input: { path: "src/session.ts", patch } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "p1", content: "Done" }] },
+    ]).messages;
+    const { text } = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: 2_000 }, new TokenEstimator());
+    expect(text).toContain("- src/session.ts: -unsubscribe() { this.listeners = []; } +unsubscribe() { this.detach(); }");
+    expect(text).not.toContain("context line");
+  });
+
+  it("lists the backticked names of a plan the agent wrote, several to a line, but not backticks in code", () => {
+    const plan = "# Plan\n- Keep `render_message/1` unchanged\n- Add `classify_text_lines/2` and `put_subagent_ref/2`\n- New `to_relative_path/2`";
+    const messages = parseConversation([
+      { role: "user", content: "plan it" },
+      {
+        role: "assistant",
+        content: [
+          { type: "tool_use", id: "w1", name: "Write", input: { file_path: "/home/u/.claude/plans/plan.md", content: plan } },
+          { type: "tool_use", id: "w2", name: "Write", input: { file_path: "src/banner.ts", content: "export const banner = (n: string) => `hello_${n}`;\n" } },
+        ],
+      },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "w1", content: "ok" },
+          { type: "tool_result", tool_use_id: "w2", content: "ok" },
+        ],
+      },
+      { role: "assistant", content: [{ type: "tool_use", id: "x1", name: "ExitPlanMode", input: { plan: "Then wire `render/2` into `SessionLive`." } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "x1", content: "approved" }] },
+    ]).messages;
+    const { text } = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: 2_000 }, new TokenEstimator());
+    const identifiers = text.slice(text.indexOf("## Identifiers"));
+    for (const name of ["render_message/1", "classify_text_lines/2", "put_subagent_ref/2", "to_relative_path/2", "render/2", "SessionLive"]) {
+      expect(identifiers).toContain(`\`${name}\``);
+    }
+    expect(identifiers).not.toContain("hello_");
+    expect(identifiers.split("\n").filter((l) => l.startsWith("- "))).toHaveLength(1);
+  });
+
+  it("merges identifiers with a previous summary's by name", () => {
+    const estimator = new TokenEstimator();
+    const say = (text: string) => parseConversation([{ role: "user", content: "go" }, { role: "assistant", content: text }]).messages;
+    const first = buildOfflineSummary({ messages: say("Use `alpha` and `beta`."), previousSummary: undefined, budgetTokens: 2_000 }, estimator);
+    const second = buildOfflineSummary({ messages: say("Now `beta` and `gamma`."), previousSummary: first.text, budgetTokens: 2_000 }, estimator);
+    const identifiers = second.text.slice(second.text.indexOf("## Identifiers"));
+    expect(identifiers.match(/`beta`/g)).toHaveLength(1);
+    expect(identifiers).toContain("`alpha`");
+    expect(identifiers).toContain("`gamma`");
+  });
+
+  it("gives the budget sections leave unused to sections with more to say", () => {
+    // Nothing but commands: the sections after them (findings, identifiers) have nothing, and their shares came back to nobody.
+    const turns = Array.from({ length: 200 }, (_, i) => [
+      { role: "assistant", content: [{ type: "tool_use", id: `b${i}`, name: "Bash", input: { command: `make step_${i}` } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: `b${i}`, content: `step ${i} built` }] },
+    ]).flat();
+    const messages = parseConversation([{ role: "user", content: "build everything" }, ...turns]).messages;
+    const estimator = new TokenEstimator();
+    const budget = 2_000;
+    const { text } = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: budget }, estimator);
+    const commands = text.slice(text.indexOf("## Commands run"));
+    expect(estimator.countText(commands)).toBeGreaterThan(budget * 0.85);
+    expect(estimator.countText(text)).toBeLessThanOrEqual(budget);
+  });
 });

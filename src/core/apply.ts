@@ -3,17 +3,18 @@
  */
 import type { Message } from "./message.js";
 import type { Preparation } from "./prepare.js";
-import { summaryMessage } from "./summaryEnvelope.js";
+import type { SummaryMessage } from "./summaryEnvelope.js";
 
 /**
- * Returns the system prompt, the summary, and the verbatim tail. Nothing
+ * Returns the system prompt, the summary message (built once by the caller,
+ * who also counts its tokens), and the verbatim tail. Nothing
  * between the system prompt and the cut point survives. Kept messages are the
  * original objects, so their JSON comes back exactly as it came in.
  */
-export function apply(messages: readonly Message[], preparation: Preparation, summary: string): unknown[] {
+export function apply(messages: readonly Message[], preparation: Preparation, summary: SummaryMessage): unknown[] {
   const out: unknown[] = [];
   for (let i = 0; i < preparation.systemEnd; i++) out.push(messages[i]!.raw);
-  out.push(summaryMessage(summary));
+  out.push(summary);
   for (let i = preparation.firstKeptIndex; i < messages.length; i++) out.push(messages[i]!.raw);
   return out;
 }

@@ -15,7 +15,7 @@ import { buildSummarizationPrompt } from "./prompts.js";
 import { normalizeSettings, type Settings, type SettingsInput } from "./settings.js";
 import { withStallWatchdog } from "./stallWatchdog.js";
 import type { SummarizationResponse, Summarizer, SummarizerCallReport, SummaryKind } from "./summarizer.js";
-import { summaryText } from "./summaryEnvelope.js";
+import { summaryMessage } from "./summaryEnvelope.js";
 import { MESSAGE_OVERHEAD_TOKENS, TokenEstimator, type KnownTokenCounts } from "./tokenEstimator.js";
 
 /** What asked for a compaction, for logging, metrics and the UI. */
@@ -199,7 +199,8 @@ export class Compactor {
     const prose = joinSections([history.text, prefixSection]);
     const pinned = pinRequests(prep.inheritedRequests, freshRequests, prose, prep.summaryTokens, countRequest);
     const summary = joinSections([prose, pinned.text, formatFileOperations(prep.fileOperations)]);
-    const messages = apply(conversation.messages, prep, summary);
+    const message = summaryMessage(summary);
+    const messages = apply(conversation.messages, prep, message);
     const ranges = prefix === undefined ? [history] : [history, prefix];
     const degradation = ranges.flatMap((r) => r.failures);
     const degraded = degradation.length > 0;
@@ -211,7 +212,7 @@ export class Compactor {
       reason: options.reason,
       tokensBefore: prep.tokensBefore,
       tokensAfter: Math.round(
-        prep.keptTokens + estimator.countText(summaryText(summary)) + MESSAGE_OVERHEAD_TOKENS * estimator.scaleFactor,
+        prep.keptTokens + estimator.countText(message.content) + MESSAGE_OVERHEAD_TOKENS * estimator.scaleFactor,
       ),
       messagesBefore: conversation.messages.length,
       messagesAfter: messages.length,

@@ -18,7 +18,7 @@ const OPEN_TAG = "<summary>";
 const CLOSE_TAG = "</summary>";
 
 /** Wraps summary text in the envelope the model sees. */
-export function summaryText(summary: string): string {
+function summaryText(summary: string): string {
   return `${SUMMARY_PREAMBLE}\n\n${OPEN_TAG}\n${summary}\n${CLOSE_TAG}`;
 }
 
@@ -26,7 +26,12 @@ export function summaryText(summary: string): string {
  * The summary message in the plain shape both providers accept: a user message
  * with string content. It is the only message a compaction creates.
  */
-export function summaryMessage(summary: string): { role: "user"; content: string } {
+export interface SummaryMessage {
+  readonly role: "user";
+  readonly content: string;
+}
+
+export function summaryMessage(summary: string): SummaryMessage {
   return { role: "user", content: summaryText(summary) };
 }
 

@@ -5,6 +5,7 @@ import { createCompactor } from "../../src/core/compactor.js";
 import { parseConversation } from "../../src/core/formats/parseConversation.js";
 import { prepare } from "../../src/core/prepare.js";
 import { normalizeSettings } from "../../src/core/settings.js";
+import { summaryMessage } from "../../src/core/summaryEnvelope.js";
 import { TokenEstimator } from "../../src/core/tokenEstimator.js";
 import { checkToolPairing } from "../../src/core/toolPairing.js";
 import { reactConversationArbitrary } from "../helpers/conversations.js";
@@ -26,7 +27,7 @@ describe("output integrity over generated ReAct conversations", () => {
         const settings = normalizeSettings(settingsInput);
         const prep = prepare(conv, settings, new TokenEstimator());
         if (prep === null) return;
-        const out = apply(conv.messages, prep, "## Goal\nsummary");
+        const out = apply(conv.messages, prep, summaryMessage("## Goal\nsummary"));
         const pairing = checkToolPairing(parseConversation(out, generated.format).messages);
         expect(pairing.orphanResults).toEqual([]);
         expect(pairing.unansweredCalls).toEqual([]);

@@ -52,7 +52,7 @@ describe("prepare", () => {
     const conv = parseConversation(raw);
     const prep = prepare(conv, settings, new TokenEstimator())!;
     expect(prep.messagesToSummarize[0]!.index).toBe(2);
-    const out = apply(conv.messages, prep, "S");
+    const out = apply(conv.messages, prep, summaryMessage("S"));
     expect(out[0]).toBe(raw[0]);
     expect(out[1]).toBe(raw[1]);
     expect(out[2]).toEqual(summaryMessage("S"));

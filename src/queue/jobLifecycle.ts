@@ -17,7 +17,7 @@
  * this folder depends on nothing of the webhooks folder, which builds on it.
  */
 import { ErrorCodes } from "../client/errorCodes.js";
-import type { WebhookEvent } from "../client/webhookEvents.js";
+import type { CompactionCompletedEvent, WebhookEvent } from "../client/webhookEvents.js";
 import type { Reason } from "../core/compactor.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { BatchStore } from "./batchStore.js";
@@ -26,8 +26,16 @@ import { submitCompaction, type CompactionJob, type CompactionQueues, type Submi
 import { viewJob, viewOfJob, viewOfTombstone, type JobView } from "./jobView.js";
 import type { FinalOutcome, ResultStore, Tombstone } from "./resultStore.js";
 
-/** Queues `event` for delivery to `url`; given by the process that owns the callback queue. */
-export type NotifyCallback = (url: string, event: WebhookEvent) => Promise<void>;
+/**
+ * A callback to send: its event, except that a completed compaction's result
+ * is not carried. It stays where settling stored it, in the result store
+ * under the job's id, and delivery reads it from there: one compressed copy
+ * of each result in Redis, not two.
+ */
+export type CallbackNotice = Exclude<WebhookEvent, CompactionCompletedEvent> | Omit<CompactionCompletedEvent, "result">;
+
+/** Queues `notice` for delivery to `url`; given by the process that owns the callback queue. */
+export type NotifyCallback = (url: string, notice: CallbackNotice) => Promise<void>;
 
 /** What settling needs of a job. */
 export interface SettledJob {
@@ -114,7 +122,7 @@ export function createJobLifecycle({ queues, results, batches, metrics, notify, 
       await notify(
         data.callbackUrl,
         recorded.status === "completed"
-          ? { type: "compaction.completed", id: job.id, conversationId, ...batch, result: recorded.result, metadata }
+          ? { type: "compaction.completed", id: job.id, conversationId, ...batch, metadata }
           : {
               type: "compaction.failed",
               id: job.id,

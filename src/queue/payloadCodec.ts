@@ -1,5 +1,6 @@
 /**
- * Compression of the conversations and results the service keeps in Redis.
+ * Compression of the conversations and results the service keeps in Redis
+ * (each once: a callback reads the stored result rather than keeping a copy).
  *
  * A queued job carries the whole conversation (100 KB is ordinary, megabytes
  * happen) and Redis holds it in memory until a worker is free, so backlog
@@ -21,8 +22,13 @@ const decompress = promisify(brotliDecompress);
 const QUALITY = 5;
 
 /** Compresses a JSON value to a base64 string that fits in BullMQ job data. */
-export async function encodePayload(value: unknown): Promise<string> {
-  const json = Buffer.from(JSON.stringify(value), "utf8");
+export function encodePayload(value: unknown): Promise<string> {
+  return encodeJson(JSON.stringify(value));
+}
+
+/** {@link encodePayload} for a value already written as JSON text. */
+export async function encodeJson(text: string): Promise<string> {
+  const json = Buffer.from(text, "utf8");
   const packed = await compress(json, {
     params: {
       [constants.BROTLI_PARAM_QUALITY]: QUALITY,

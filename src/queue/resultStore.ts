@@ -12,7 +12,7 @@
 import type { RedisClient } from "./redisConnection.js";
 import type { Reason, Result } from "../core/compactor.js";
 import type { Replaces } from "../core/replaces.js";
-import { decodePayload, encodePayload } from "./payloadCodec.js";
+import { decodePayload, encodeJson, inflatePayload } from "./payloadCodec.js";
 import type { ServiceKeys } from "./queueNames.js";
 
 /** A job's result: the core's Result as the CLI prints it, plus the swap contract. */
@@ -45,6 +45,20 @@ export interface Tombstone {
   readonly requestDigest?: string;
 }
 
+/**
+ * An outcome's stored text, written field by field so that a completed one
+ * always ends with its result: `{"status":"completed","finishedAt":…,"result":…}`
+ * (the order JSON.stringify gives the outcomes workers build, so results
+ * stored before this was spelled out read the same).
+ */
+function outcomeJson(outcome: FinalOutcome): string {
+  if (outcome.status !== "completed") return JSON.stringify(outcome);
+  return `{"status":"completed","finishedAt":${JSON.stringify(outcome.finishedAt)},"result":${JSON.stringify(outcome.result)}}`;
+}
+
+/** The text before a completed outcome's result (see {@link outcomeJson}). */
+const COMPLETED_HEAD = /^\{"status":"completed","finishedAt":-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?,"result":/;
+
 export class ResultStore {
   constructor(
     private readonly redis: RedisClient,
@@ -52,12 +66,29 @@ export class ResultStore {
     private readonly retentionSeconds: number,
   ) {}
 
-  /** Stores `outcome` unless the job already has one; returns whichever is stored. */
+  /**
+   * Stores `outcome` unless the job already has one; returns whichever is
+   * stored. This is the one compressed copy of a result: the job view and
+   * the `compaction.completed` callback both read it from here.
+   */
   async saveOnce(jobId: string, outcome: FinalOutcome): Promise<FinalOutcome> {
     const key = this.keys.result(jobId);
-    const written = await this.redis.set(key, await encodePayload(outcome), "EX", this.retentionSeconds, "NX");
+    const written = await this.redis.set(key, await encodeJson(outcomeJson(outcome)), "EX", this.retentionSeconds, "NX");
     if (written === "OK") return outcome;
     return (await this.get(jobId)) ?? outcome;
+  }
+
+  /**
+   * A completed job's result as the JSON text stored (inflated, never
+   * parsed): what a callback splices into its body and signs as it is.
+   * Undefined when the job has no stored result (expired, or not completed).
+   */
+  async resultJson(jobId: string): Promise<string | undefined> {
+    const encoded = await this.redis.get(this.keys.result(jobId));
+    if (encoded === null) return undefined;
+    const text = (await inflatePayload(encoded)).toString("utf8");
+    const head = COMPLETED_HEAD.exec(text);
+    return head === null ? undefined : text.slice(head[0].length, -1);
   }
 
   async get(jobId: string): Promise<FinalOutcome | undefined> {

@@ -2,8 +2,7 @@ import { type Job, Queue } from "bullmq";
 import type { WebhookEvent } from "../client/webhookEvents.js";
 import type { RedisClient } from "../queue/redisConnection.js";
 import type { Config } from "../config.js";
-import type { NotifyCallback } from "../queue/jobLifecycle.js";
-import { encodePayload } from "../queue/payloadCodec.js";
+import type { CallbackNotice, NotifyCallback } from "../queue/jobLifecycle.js";
 import { CALLBACK_QUEUE } from "../queue/queueNames.js";
 import { type CallbackRetryPolicy, callbackAttempts } from "./retrySchedule.js";
 import { webhookIdFor } from "./signing.js";
@@ -16,14 +15,24 @@ import { webhookIdFor } from "./signing.js";
  * to one receiver delays nobody else's callbacks.
  */
 
-export interface CallbackJobData {
+/**
+ * A delivery. The body a receiver gets is `body` for an event that carries
+ * everything itself (a failure, a batch); for `compaction.completed` it is
+ * `bodyBeforeResult`, then the stored result's JSON text (read from the result
+ * store under the job id `resultOf` at delivery), then `}`. Either way it is
+ * signed and sent as that text, never decoded and re-serialized.
+ */
+export type CallbackJobData = {
   readonly url: string;
   readonly webhookId: string;
-  /** For dashboards: the event's type without decoding the payload. */
+  /** The event's type, for dashboards and logs. */
   readonly type: WebhookEvent["type"];
-  /** The {@link WebhookEvent} (the body a receiver gets), compressed like compaction payloads (it may carry a whole result). */
-  readonly payload: string;
-}
+} & (
+  | { readonly body: string }
+  | { readonly bodyBeforeResult: string; readonly resultOf: string }
+  /** Queued by a version that stored the whole body compressed; delivered as its text. */
+  | { readonly payload: string }
+);
 
 export type CallbackQueue = Queue<CallbackJobData>;
 export type CallbackJob = Job<CallbackJobData>;
@@ -87,13 +96,15 @@ export function createCallbackQueue(connection: RedisClient, config: CallbackCon
  * id; with `type` it determines the `webhook-id`, which is the BullMQ job id,
  * so enqueuing one event twice while its job is kept delivers it once.
  */
-export async function enqueueCallback(queue: CallbackQueue, { url, event }: { url: string; event: WebhookEvent }): Promise<string> {
+export async function enqueueCallback(queue: CallbackQueue, { url, event }: { url: string; event: CallbackNotice }): Promise<string> {
   const webhookId = webhookIdFor(event.type, event.id);
-  await queue.add(
-    CALLBACK_JOB_NAME,
-    { url, webhookId, type: event.type, payload: await encodePayload(event) },
-    { jobId: webhookId },
-  );
+  const { type } = event;
+  const delivery =
+    type === "compaction.completed"
+      ? // The object's own JSON with its closing brace opened up for the result.
+        { bodyBeforeResult: `${JSON.stringify(event).slice(0, -1)},"result":`, resultOf: event.id }
+      : { body: JSON.stringify(event) };
+  await queue.add(CALLBACK_JOB_NAME, { url, webhookId, type, ...delivery }, { jobId: webhookId });
   return webhookId;
 }
 

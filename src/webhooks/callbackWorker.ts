@@ -2,8 +2,9 @@ import { DelayedError, UnrecoverableError, Worker } from "bullmq";
 import type { RedisClient } from "../queue/redisConnection.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Logger } from "../telemetry/logger.js";
-import { decodePayload } from "../queue/payloadCodec.js";
+import { inflatePayload } from "../queue/payloadCodec.js";
 import { CALLBACK_QUEUE } from "../queue/queueNames.js";
+import type { ResultStore } from "../queue/resultStore.js";
 import { parseCallbackAllow } from "./callbackAllow.js";
 import { type CallbackConfig, type CallbackJob, type CallbackJobData, callbackRetryPolicy } from "./callbackQueue.js";
 import { CallbackUrlError, parseCallbackUrl } from "./callbackUrl.js";
@@ -31,6 +32,8 @@ export interface CallbackWorkerOptions {
   /** Needs `maxRetriesPerRequest: null`, like every BullMQ worker connection. */
   readonly connection: RedisClient;
   readonly metrics: Metrics;
+  /** Where a `compaction.completed` callback's result is read from at delivery. */
+  readonly results: ResultStore;
   /** Each refused or failed attempt is logged with the webhook id, event, outcome and attempt. */
   readonly log: Logger;
   /** Tests make names resolve where they like; production uses the system resolver. */
@@ -55,6 +58,7 @@ export function createCallbackWorker({
   config,
   connection,
   metrics,
+  results,
   log,
   resolveHost = systemResolveHost,
   onError = (error) => console.error(`compactd callbacks: ${error.message}`),
@@ -64,7 +68,7 @@ export function createCallbackWorker({
   const policy = callbackRetryPolicy(config);
   const slots = createReceiverSlots(config.callbackHostConcurrency, config.callbackTimeoutMs);
 
-  const attempt = async (job: CallbackJob, secret: string): Promise<DeliveryResult> => {
+  const attempt = async (job: CallbackJob, secret: string, body: string): Promise<DeliveryResult> => {
     let url: URL;
     try {
       // Literal addresses never reach the lookup: judge them here, under
@@ -74,7 +78,6 @@ export function createCallbackWorker({
       if (error instanceof CallbackUrlError) return { outcome: "refused", detail: error.message };
       throw error;
     }
-    const body = JSON.stringify(await decodePayload(job.data.payload));
     const started = performance.now();
     const result = await deliverCallback({
       url,
@@ -92,6 +95,13 @@ export function createCallbackWorker({
       metrics.callbacksTotal.inc({ outcome: "abandoned" });
       throw new UnrecoverableError("COMPACTD_WEBHOOK_SECRET is not set on this worker: callbacks cannot be signed");
     }
+    const body = await bodyOf(job.data, results);
+    if (body === undefined) {
+      metrics.callbacksTotal.inc({ outcome: "abandoned" });
+      const detail = "the result it reports is no longer stored (kept for COMPACTD_RESULT_TTL_SECONDS)";
+      log.error({ webhookId: job.data.webhookId, event: job.data.type, outcome: "abandoned", detail, attempt: job.attemptsMade + 1 }, "callback abandoned: its receiver will never hear of this result");
+      throw new UnrecoverableError(detail);
+    }
     const receiver = receiverOf(job.data.url);
     const slot = slots.tryAcquire(receiver);
     if (slot === undefined) {
@@ -102,7 +112,7 @@ export function createCallbackWorker({
     let result: DeliveryResult;
     const started = performance.now();
     try {
-      result = await attempt(job, config.webhookSecret);
+      result = await attempt(job, config.webhookSecret, body);
     } finally {
       slot.release(performance.now() - started > config.callbackTimeoutMs / 2);
     }
@@ -137,4 +147,15 @@ export function createCallbackWorker({
     worker,
     close: () => worker.close(),
   };
+}
+
+/**
+ * The body to sign and send, as text: stored whole, or spliced around the
+ * job's stored result; undefined when that result has expired.
+ */
+async function bodyOf(data: CallbackJobData, results: ResultStore): Promise<string | undefined> {
+  if ("body" in data) return data.body;
+  if ("payload" in data) return (await inflatePayload(data.payload)).toString("utf8");
+  const result = await results.resultJson(data.resultOf);
+  return result === undefined ? undefined : `${data.bodyBeforeResult}${result}}`;
 }

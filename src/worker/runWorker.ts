@@ -139,6 +139,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     config,
     connection: callbackConnection,
     metrics,
+    results,
     log: logger,
     onError,
     ...(options.resolveHost !== undefined && { resolveHost: options.resolveHost }),

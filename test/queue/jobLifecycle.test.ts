@@ -5,9 +5,9 @@
  * one real Redis.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { WebhookEvent } from "../../src/client/webhookEvents.js";
 import { createMetrics, type Metrics } from "../../src/metrics/metrics.js";
 import { newJobId, type CompactionJobData } from "../../src/queue/compactionJob.js";
+import type { CallbackNotice } from "../../src/queue/jobLifecycle.js";
 import { openQueueStores, type QueueStores } from "../../src/queue/queueStores.js";
 import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
 import type { FinalOutcome } from "../../src/queue/resultStore.js";
@@ -22,7 +22,7 @@ afterEach(async () => {
 interface Process {
   readonly stores: QueueStores;
   readonly metrics: Metrics;
-  readonly sent: { url: string; event: WebhookEvent }[];
+  readonly sent: { url: string; event: CallbackNotice }[];
 }
 
 /** `count` processes sharing one deployment (one prefix). */

@@ -7,6 +7,9 @@ import { createMetrics, type Metrics } from "../../src/metrics/metrics.js";
 import type { WebhookEvent } from "../../src/client/webhookEvents.js";
 import { type CallbackQueue, createCallbackQueue, enqueueCallback } from "../../src/webhooks/callbackQueue.js";
 import { createCallbackWorker } from "../../src/webhooks/callbackWorker.js";
+import { encodePayload } from "../../src/queue/payloadCodec.js";
+import { serviceKeys } from "../../src/queue/queueNames.js";
+import { ResultStore, type StoredResult } from "../../src/queue/resultStore.js";
 import { createLogger } from "../../src/telemetry/logger.js";
 import type { ResolveHost } from "../../src/webhooks/resolveHost.js";
 import { callbackRetryDelay } from "../../src/webhooks/retrySchedule.js";
@@ -36,6 +39,7 @@ interface Harness {
   readonly config: Config;
   readonly queue: CallbackQueue;
   readonly metrics: Metrics;
+  readonly results: ResultStore;
 }
 
 async function harness(
@@ -56,10 +60,12 @@ async function harness(
   const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   const queue = createCallbackQueue(connection, config);
   const metrics = createMetrics();
+  const results = new ResultStore(connection, serviceKeys(config.queuePrefix), 3600);
   const { close } = createCallbackWorker({
     config,
     connection,
     metrics,
+    results,
     log: createLogger("worker", "silent"),
     ...(resolveHost ? { resolveHost } : {}),
   });
@@ -69,7 +75,7 @@ async function harness(
     connection.disconnect();
     await deleteKeysUnder(config.queuePrefix);
   });
-  return { config, queue, metrics };
+  return { config, queue, metrics, results };
 }
 
 async function receiver(respond?: Parameters<typeof startWebhookReceiver>[0]): Promise<WebhookReceiver> {
@@ -119,6 +125,61 @@ describe("callback delivery", () => {
     expect(() => new Webhook(`whsec_${randomBytes(32).toString("base64")}`).verify(delivery!.body, headers)).toThrow();
     expect(await count(metrics, "delivered")).toBe(1);
     expect((await metrics.callbackDuration.get()).values.find((v) => v.metricName?.endsWith("_count"))?.value).toBe(1);
+  });
+
+  it("sends a completed compaction's stored result, read at delivery and signed as stored, holding no copy of it in the queue", async () => {
+    const { queue, results } = await harness("cb-completed");
+    const hook = await receiver();
+    const id = `cmp_${randomBytes(16).toString("hex")}`;
+    const result = storedResult();
+    await results.saveOnce(id, { status: "completed", finishedAt: 1_700_000_000_000, result });
+    const webhookId = await enqueueCallback(queue, {
+      url: hook.url(),
+      event: { type: "compaction.completed", id, conversationId: "conv-1", batchId: "bat_1", metadata: { ticket: 7 } },
+    });
+
+    const job = await queue.getJob(webhookId);
+    expect(JSON.stringify(job!.data).length).toBeLessThan(400);
+    expect(JSON.stringify(job!.data)).not.toContain("the summary");
+    expect(await finalState(queue, webhookId)).toBe("completed");
+    const [delivery] = hook.received;
+    // The exact text: the envelope, then the result as stored, byte for byte.
+    expect(delivery!.body).toBe(
+      `{"type":"compaction.completed","id":"${id}","conversationId":"conv-1","batchId":"bat_1","metadata":{"ticket":7},"result":${JSON.stringify(result)}}`,
+    );
+    expect(new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>)).toEqual({
+      type: "compaction.completed",
+      id,
+      conversationId: "conv-1",
+      batchId: "bat_1",
+      metadata: { ticket: 7 },
+      result,
+    });
+  });
+
+  it("abandons, without calling anyone, a completed callback whose stored result has expired", async () => {
+    const { queue, metrics } = await harness("cb-expired");
+    const hook = await receiver();
+    const webhookId = await enqueueCallback(queue, {
+      url: hook.url(),
+      event: { type: "compaction.completed", id: `cmp_${randomBytes(16).toString("hex")}`, conversationId: null, metadata: null },
+    });
+
+    expect(await finalState(queue, webhookId)).toBe("failed");
+    expect((await queue.getJob(webhookId))!.failedReason).toMatch(/no longer stored/);
+    expect(hook.received).toHaveLength(0);
+    expect(await count(metrics, "abandoned")).toBe(1);
+  });
+
+  it("delivers a callback queued by the previous version, its whole body compressed, as that body", async () => {
+    const { queue } = await harness("cb-legacy");
+    const hook = await receiver();
+    const event = anEvent();
+    const webhookId = "msg_legacy";
+    await queue.add("deliver", { url: hook.url(), webhookId, type: event.type, payload: await encodePayload(event) }, { jobId: webhookId });
+
+    expect(await finalState(queue, webhookId)).toBe("completed");
+    expect(hook.received[0]!.body).toBe(JSON.stringify(event));
   });
 
   it("keeps one webhook-id across retries and signs every attempt so it verifies", async () => {
@@ -268,3 +329,25 @@ describe("callback delivery", () => {
     expect(await count(metrics, "abandoned")).toBe(1);
   });
 });
+
+/** A result as a worker stores it, with text a re-serialization could not change but a careless splice would break. */
+function storedResult(): StoredResult {
+  return {
+    messages: [{ role: "user", content: "the summary \u2028 \"quoted\" ünïcödé 🙂" }, { role: "assistant", content: [{ type: "text", text: "kept" }] }],
+    summary: "the summary",
+    reason: "overflow",
+    tokensBefore: 1000,
+    tokensAfter: 100,
+    messagesBefore: 10,
+    messagesAfter: 2,
+    degraded: false,
+    degradation: [],
+    degradedReason: null,
+    summarizer: "anthropic",
+    splitTurn: false,
+    checkpoint: null,
+    omitted: 0,
+    firstKeptIndex: 9,
+    replaces: { count: 10, digest: "0".repeat(64) },
+  };
+}

@@ -10,6 +10,8 @@ import { type Config, loadConfig } from "../../src/config.js";
 import { createMetrics } from "../../src/metrics/metrics.js";
 import { createLogger } from "../../src/telemetry/logger.js";
 import type { WebhookEvent } from "../../src/client/webhookEvents.js";
+import { serviceKeys } from "../../src/queue/queueNames.js";
+import { ResultStore } from "../../src/queue/resultStore.js";
 import { createCallbackQueue, enqueueCallback } from "../../src/webhooks/callbackQueue.js";
 import { createCallbackWorker } from "../../src/webhooks/callbackWorker.js";
 import { deleteKeysUnder, TEST_REDIS_URL, testPrefix } from "../helpers/redisTestPrefix.js";
@@ -45,7 +47,14 @@ describe("callbacks to a receiver that never answers", () => {
     for (let i = 0; i < 300; i++) {
       await enqueueCallback(queue, { url: hanging.url(), event: batchEvent(`bat_hang_${i}`) });
     }
-    const worker = createCallbackWorker({ config, connection, metrics: createMetrics(), log: createLogger("worker", "silent"), onError: () => undefined });
+    const worker = createCallbackWorker({
+      config,
+      connection,
+      metrics: createMetrics(),
+      results: new ResultStore(connection, serviceKeys(config.queuePrefix), 3600),
+      log: createLogger("worker", "silent"),
+      onError: () => undefined,
+    });
     cleanups.push(async () => {
       await worker.worker.close(true);
       await queue.close();

@@ -9,6 +9,7 @@ import { formatFileOperations } from "./fileOperations.js";
 import type { FittedInput } from "./fitSummarizerInput.js";
 import type { Conversation, Message } from "./message.js";
 import { buildOfflineSummary, OFFLINE_SUMMARY_TOKENS } from "./offlineSummary.js";
+import { choosePathRoot, pathRootLine, statedPathRoot } from "./pathRoot.js";
 import { pinRequests, userRequestsOf } from "./pinnedRequests.js";
 import { prepare, type Preparation } from "./prepare.js";
 import { buildSummarizationPrompt } from "./prompts.js";
@@ -175,10 +176,13 @@ export class Compactor {
     const historyRequests = userRequestsOf(prep.messagesToSummarize);
     const freshRequests = [...historyRequests, ...userRequestsOf(prep.turnPrefixMessages)];
     const countRequest = requestCounter(estimator);
+    const pathRoot = statedPathRoot(prep.previousSummary) ?? choosePathRoot([...prep.fileOperations.read, ...prep.fileOperations.modified]);
+    const rootLine = pathRoot === undefined ? "" : pathRootLine(pathRoot);
     // Pinned beside an empty prose: the most room the block can take, since a request the prose quotes only shrinks it.
-    const ceilings = offlineCeilings(prep, estimator.countText(pinRequests(prep.inheritedRequests, freshRequests, "", prep.summaryTokens, countRequest).text));
+    const pinnedTokens = estimator.countText(pinRequests(prep.inheritedRequests, freshRequests, "", prep.summaryTokens, countRequest).text);
+    const ceilings = offlineCeilings(prep, pinnedTokens + (rootLine === "" ? 0 : estimator.countText(rootLine) + 1));
     const [history, prefix] = await Promise.all([
-      this.summarizeHistory(prep, ceilings.history, options, estimator),
+      this.summarizeHistory(prep, ceilings.history, pathRoot, options, estimator),
       prep.isSplitTurn
         ? this.summarizeRange(
             {
@@ -188,6 +192,7 @@ export class Compactor {
               previousSummary: undefined,
               maxTokens: prep.turnPrefixTokens,
               offlineTokens: ceilings.turnPrefix,
+              pathRoot,
             },
             options,
             estimator,
@@ -196,12 +201,12 @@ export class Compactor {
     ]);
 
     const prefixSection = prefix === undefined ? "" : `## Turn in progress (its start was compacted)\n\n${prefix.text}`;
-    const prose = joinSections([history.text, prefixSection]);
+    const ranges = prefix === undefined ? [history] : [history, prefix];
+    const prose = statingPathRoot(joinSections([history.text, prefixSection]), rootLine, ranges);
     const pinned = pinRequests(prep.inheritedRequests, freshRequests, prose, prep.summaryTokens, countRequest);
     const summary = joinSections([prose, pinned.text, formatFileOperations(prep.fileOperations)]);
     const message = summaryMessage(summary);
     const messages = apply(conversation.messages, prep, message);
-    const ranges = prefix === undefined ? [history] : [history, prefix];
     const degradation = ranges.flatMap((r) => r.failures);
     const degraded = degradation.length > 0;
     const writers = ranges.flatMap((r) => (r.writer === undefined ? [] : [r.writer]));
@@ -227,7 +232,7 @@ export class Compactor {
           : {
               turnId: prep.checkpointTurnId,
               summary: joinSections([
-                history.text,
+                statingPathRoot(history.text, rootLine, [history]),
                 pinRequests(prep.inheritedRequests, historyRequests, history.text, prep.summaryTokens, countRequest).text,
                 formatFileOperations(prep.historyFileOperations),
               ]),
@@ -243,7 +248,13 @@ export class Compactor {
    * summarized range is the head of the current turn), the previous summary
    * stands as it is and no call is made for it.
    */
-  private summarizeHistory(prep: Preparation, offlineTokens: number, options: CompactOptions, estimator: TokenEstimator): Promise<RangeSummary> {
+  private summarizeHistory(
+    prep: Preparation,
+    offlineTokens: number,
+    pathRoot: string | undefined,
+    options: CompactOptions,
+    estimator: TokenEstimator,
+  ): Promise<RangeSummary> {
     if (prep.messagesToSummarize.length === 0) {
       return Promise.resolve({ text: prep.previousSummary ?? "", failures: [], writer: undefined, unrepresented: [] });
     }
@@ -255,6 +266,7 @@ export class Compactor {
         previousSummary: prep.previousSummary,
         maxTokens: prep.summaryTokens,
         offlineTokens,
+        pathRoot,
       },
       options,
       estimator,
@@ -347,6 +359,18 @@ interface RangeRequest {
   readonly maxTokens: number;
   /** The offline summary's ceiling for this range (see offlineCeilings). */
   readonly offlineTokens: number;
+  /** The directory the offline summary writes paths relative to (see pathRoot.ts). */
+  readonly pathRoot: string | undefined;
+}
+
+/**
+ * `prose` with the path root stated on top when an offline summary in it
+ * wrote paths relative to it, and only once: a previous summary that stands
+ * unchanged already states it.
+ */
+function statingPathRoot(prose: string, rootLine: string, ranges: readonly RangeSummary[]): string {
+  if (rootLine === "" || prose.includes(rootLine) || !ranges.some((r) => r.writer === OFFLINE_SUMMARIZER)) return prose;
+  return joinSections([rootLine, prose]);
 }
 
 /**
@@ -367,7 +391,7 @@ function offlineCeilings(prep: Preparation, pinnedTokens: number): { history: nu
 /** The offline summary of a range: by choice (no `failures`) or as the degraded fallback. */
 function offlineRangeSummary(range: RangeRequest, estimator: TokenEstimator, failures: readonly Degradation[]): RangeSummary {
   const offline = buildOfflineSummary(
-    { messages: range.range, previousSummary: range.previousSummary, budgetTokens: Math.min(range.maxTokens, range.offlineTokens) },
+    { messages: range.range, previousSummary: range.previousSummary, budgetTokens: Math.min(range.maxTokens, range.offlineTokens), pathRoot: range.pathRoot },
     estimator,
   );
   return { text: offline.text, failures, writer: OFFLINE_SUMMARIZER, unrepresented: offline.unrepresented };

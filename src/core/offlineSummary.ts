@@ -22,6 +22,7 @@
 import { declaredNames } from "./declaredNames.js";
 import { MODIFYING_TOOL, pathsIn } from "./fileOperations.js";
 import type { Block, Message } from "./message.js";
+import { relativeTo } from "./pathRoot.js";
 import { clipMiddle } from "./serialize.js";
 import type { TokenEstimator } from "./tokenEstimator.js";
 
@@ -35,7 +36,12 @@ import type { TokenEstimator } from "./tokenEstimator.js";
  */
 export const OFFLINE_SUMMARY_TOKENS = 4_800;
 
-/** One item is one line, clipped to this many characters. */
+/**
+ * When every item fits with room to spare, the items' character limits below
+ * are multiplied by up to this much, as long as every item still fits whole.
+ */
+const MAX_DETAIL_SCALE = 3;
+/** One item is one line, clipped to this many characters (times the detail scale). */
 const ITEM_CHARS = 300;
 /** The last reply is the agent's own account of where it is: kept longer. */
 const LAST_REPLY_CHARS = 800;
@@ -116,6 +122,11 @@ export interface OfflineSummaryInput {
   /** The previous summary's prose (file and request blocks already split off). */
   readonly previousSummary: string | undefined;
   readonly budgetTokens: number;
+  /**
+   * Paths under this directory are written relative to it (see pathRoot.ts);
+   * whoever places the summary states it once above it.
+   */
+  readonly pathRoot?: string | undefined;
 }
 
 export interface OfflineSummary {
@@ -125,10 +136,30 @@ export interface OfflineSummary {
 }
 
 export function buildOfflineSummary(input: OfflineSummaryInput, estimator: TokenEstimator): OfflineSummary {
-  const fresh = extractItems(input.messages);
   const previous = parseSections(input.previousSummary ?? "");
   const budget = Math.min(input.budgetTokens, OFFLINE_SUMMARY_TOKENS);
+  // A range with little to say leaves most of the budget unused: show more of each item
+  // (longer edits, commands, replies) while every item still fits whole.
+  let summary = render(extractItems(input.messages, input.pathRoot, 1), previous, budget, input.messages, estimator);
+  for (let scale = 2; scale <= MAX_DETAIL_SCALE && summary.complete; scale++) {
+    const detailed = render(extractItems(input.messages, input.pathRoot, scale), previous, budget, input.messages, estimator);
+    if (!detailed.complete) break;
+    summary = detailed;
+  }
+  return { text: summary.text, unrepresented: summary.unrepresented };
+}
 
+/**
+ * The summary of `fresh` and `previous` items within `budget`; complete when
+ * every item fit without being clipped.
+ */
+function render(
+  fresh: Map<SectionName, Item[]>,
+  previous: Map<SectionName, Item[]>,
+  budget: number,
+  messages: readonly Message[],
+  estimator: TokenEstimator,
+): OfflineSummary & { complete: boolean } {
   const sections = SECTIONS.map((spec) => ({
     spec,
     items: layOut(spec.name, mergeItems(fresh.get(spec.name) ?? [], previous.get(spec.name) ?? [], spec.replaces === true)),
@@ -136,6 +167,7 @@ export function buildOfflineSummary(input: OfflineSummaryInput, estimator: Token
     lines: [] as string[],
   }));
   const represented = new Set<Message>();
+  let clipped = false;
   /** Adds the section's next items within `room`; returns the room left. */
   const fill = (section: (typeof sections)[number], room: number): number => {
     const heading = estimator.countText(section.spec.heading) + 1;
@@ -148,7 +180,10 @@ export function buildOfflineSummary(input: OfflineSummaryInput, estimator: Token
       section.next++;
       section.lines.push(line.text);
       for (const m of item.messages) represented.add(m);
-      if (line.clipped) break;
+      if (line.clipped) {
+        clipped = true;
+        break;
+      }
     }
     return section.lines.length === 0 ? room : left;
   };
@@ -160,7 +195,8 @@ export function buildOfflineSummary(input: OfflineSummaryInput, estimator: Token
 
   const parts = sections.filter((s) => s.lines.length > 0).map((s) => `${s.spec.heading}\n${s.lines.join("\n")}`);
   const text = parts.length > 0 ? parts.join("\n\n") : "## Where the work stopped\n- (nothing to report)";
-  return { text, unrepresented: input.messages.filter((m) => !represented.has(m)) };
+  const complete = !clipped && sections.every((section) => section.next === section.items.length);
+  return { text, unrepresented: messages.filter((m) => !represented.has(m)), complete };
 }
 
 /**
@@ -209,17 +245,19 @@ function mergeItems(fresh: readonly Item[], previous: readonly Item[], replaces:
 interface Call {
   readonly block: Extract<Block, { type: "toolCall" }>;
   readonly message: Message;
+  /** The paths the call names, as the summary writes them (relative to the path root). */
+  readonly paths: readonly string[];
   result?: { readonly block: Extract<Block, { type: "toolResult" }>; readonly message: Message };
 }
 
 /** Every section's items from the range, newest first. */
-function extractItems(messages: readonly Message[]): Map<SectionName, Item[]> {
+function extractItems(messages: readonly Message[], pathRoot: string | undefined, scale: number): Map<SectionName, Item[]> {
   const calls: Call[] = [];
   const byId = new Map<string, Call>();
   for (const message of messages) {
     for (const block of message.blocks) {
       if (block.type === "toolCall") {
-        const call: Call = { block, message };
+        const call: Call = { block, message, paths: pathsIn(block.input).map((path) => relativeTo(pathRoot, path)) };
         calls.push(call);
         byId.set(block.id, call);
       } else if (block.type === "toolResult") {
@@ -230,21 +268,21 @@ function extractItems(messages: readonly Message[]): Map<SectionName, Item[]> {
   }
   const newestCalls = [...calls].reverse();
   return new Map<SectionName, Item[]>([
-    ["stopped", stoppedItems(messages, newestCalls)],
-    ["errors", newestCalls.flatMap(errorItem)],
-    ["changed", changedItems(newestCalls)],
-    ["edits", newestCalls.flatMap(editItem)],
-    ["commands", newestCalls.flatMap(commandItem)],
-    ["findings", findingItems(messages)],
+    ["stopped", stoppedItems(messages, newestCalls, scale)],
+    ["errors", newestCalls.flatMap((call) => errorItem(call, scale))],
+    ["changed", changedItems(newestCalls, scale)],
+    ["edits", newestCalls.flatMap((call) => editItem(call, scale))],
+    ["commands", newestCalls.flatMap((call) => commandItem(call, scale))],
+    ["findings", findingItems(messages, scale)],
     ["identifiers", identifierItems(messages)],
   ]);
 }
 
-function stoppedItems(messages: readonly Message[], newestCalls: readonly Call[]): Item[] {
+function stoppedItems(messages: readonly Message[], newestCalls: readonly Call[], scale: number): Item[] {
   const items: Item[] = [];
   const lastReply = [...messages].reverse().find((m) => m.kind === "assistant" && textOf(m) !== "");
   if (lastReply !== undefined) {
-    items.push({ key: "reply", text: `Last reply: ${oneLine(clipMiddle(textOf(lastReply), LAST_REPLY_CHARS))}`, messages: [lastReply] });
+    items.push({ key: "reply", text: `Last reply: ${oneLine(clipMiddle(textOf(lastReply), LAST_REPLY_CHARS * scale))}`, messages: [lastReply] });
   }
   const todos = newestCalls.find((c) => Array.isArray((c.block.input as { todos?: unknown } | null)?.todos));
   if (todos !== undefined) {
@@ -252,7 +290,7 @@ function stoppedItems(messages: readonly Message[], newestCalls: readonly Call[]
     if (list.length > 0) items.push({ key: "todos", text: `Todo list: ${list.join("; ")}`, messages: withResult(todos) });
   }
   const last = newestCalls[0];
-  if (last !== undefined) items.push({ key: "last-call", text: `Last tool call: ${callText(last)}`, messages: withResult(last) });
+  if (last !== undefined) items.push({ key: "last-call", text: `Last tool call: ${callText(last, scale)}`, messages: withResult(last) });
   return items;
 }
 
@@ -263,21 +301,22 @@ function todoText(todo: unknown): string {
   return typeof t.status === "string" ? `[${t.status}] ${content}` : content;
 }
 
-function errorItem(call: Call): Item[] {
+function errorItem(call: Call, scale: number): Item[] {
   const result = call.result;
   if (result === undefined) return [];
   const failure = result.block.text.split("\n").find(reportsFailure);
   if (!result.block.isError && (commandOf(call) === undefined || failure === undefined)) return [];
   const line = failure ?? firstLine(result.block.text);
-  return [{ key: `error:${callSubject(call)}:${line}`, text: `${callSubject(call)} → ${oneLine(clipMiddle(line, SNIPPET_CHARS))}`, messages: withResult(call) }];
+  const subject = callSubject(call, scale);
+  return [{ key: `error:${subject}:${line}`, text: `${subject} → ${oneLine(clipMiddle(line, SNIPPET_CHARS * scale))}`, messages: withResult(call) }];
 }
 
 /** One item per modified path: the tools that changed it and the names written into it. */
-function changedItems(newestCalls: readonly Call[]): Item[] {
+function changedItems(newestCalls: readonly Call[], scale: number): Item[] {
   const byPath = new Map<string, { tools: string[]; names: string[]; messages: Message[] }>();
   for (const call of newestCalls) {
     if (!MODIFYING_TOOL.test(call.block.name)) continue;
-    for (const path of pathsIn(call.block.input)) {
+    for (const path of call.paths) {
       const entry = byPath.get(path) ?? { tools: [], names: [], messages: [] };
       entry.tools.push(call.block.name);
       for (const value of stringValues(call.block.input)) entry.names.push(...declaredNames(value));
@@ -292,7 +331,7 @@ function changedItems(newestCalls: readonly Call[]): Item[] {
       return n > 1 ? `${tool} ×${n}` : tool;
     });
     const declares = names.length > 0 ? `; declares ${names.join(", ")}` : "";
-    return { key: changedKeyOf(path), text: clipMiddle(`${path} (${tools.join(", ")})${declares}`, ITEM_CHARS), messages: entry.messages };
+    return { key: changedKeyOf(path), text: clipMiddle(`${path} (${tools.join(", ")})${declares}`, ITEM_CHARS * scale), messages: entry.messages };
   });
 }
 
@@ -303,17 +342,17 @@ function changedItems(newestCalls: readonly Call[]): Item[] {
  * lines it added (`+`): the lines it kept are context the agent copied, not
  * work it did. A new file is shown by its opening.
  */
-function editItem(call: Call): Item[] {
+function editItem(call: Call, scale: number): Item[] {
   if (!MODIFYING_TOOL.test(call.block.name)) return [];
   const input = call.block.input as Record<string, unknown> | null;
   const key = WRITTEN_ARGUMENTS.find((k) => typeof input?.[k] === "string" && (input[k] as string).trim() !== "");
   if (key === undefined) return [];
   const change = changeOf(input!, key);
-  const path = pathsIn(input)[0] ?? call.block.name;
-  const removed = change.removed === "" ? "" : `-${oneLine(clipMiddle(change.removed, REMOVED_CHARS))} `;
-  const shown = `${removed}${change.removed === "" ? "" : "+"}${oneLine(clipMiddle(change.added, EDIT_CHARS - removed.length))}`;
+  const path = call.paths[0] ?? call.block.name;
+  const removed = change.removed === "" ? "" : `-${oneLine(clipMiddle(change.removed, REMOVED_CHARS * scale))} `;
+  const shown = `${removed}${change.removed === "" ? "" : "+"}${oneLine(clipMiddle(change.added, EDIT_CHARS * scale - removed.length))}`;
   const names = [...new Set(change.added.match(CODE_NAME) ?? [])].filter((name) => !shown.includes(name));
-  const uses = names.length > 0 ? `; also names ${clipMiddle(names.join(", "), EDIT_NAMES_CHARS)}` : "";
+  const uses = names.length > 0 ? `; also names ${clipMiddle(names.join(", "), EDIT_NAMES_CHARS * scale)}` : "";
   return [{ key: `edit:${path}:${(input![key] as string).slice(0, 80)}`, text: `${path}: ${shown}${uses}`, messages: withResult(call) }];
 }
 
@@ -343,14 +382,14 @@ function changeOf(input: Record<string, unknown>, writtenKey: string): { removed
   return { removed: removed.join("\n").trim(), added: addedText === "" && removed.length === 0 ? written : addedText };
 }
 
-function commandItem(call: Call): Item[] {
+function commandItem(call: Call, scale: number): Item[] {
   const command = commandOf(call);
   if (command === undefined) return [];
   const outcome = call.result === undefined ? "(no result)" : verdictLine(call.result.block.text);
-  return [{ key: `command:${command}`, text: `\`${oneLine(clipMiddle(command, SNIPPET_CHARS))}\` → ${oneLine(clipMiddle(outcome, SNIPPET_CHARS))}`, messages: withResult(call) }];
+  return [{ key: `command:${command}`, text: `\`${oneLine(clipMiddle(command, SNIPPET_CHARS * scale))}\` → ${oneLine(clipMiddle(outcome, SNIPPET_CHARS * scale))}`, messages: withResult(call) }];
 }
 
-function findingItems(messages: readonly Message[]): Item[] {
+function findingItems(messages: readonly Message[], scale: number): Item[] {
   const items: Item[] = [];
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i]!;
@@ -359,7 +398,7 @@ function findingItems(messages: readonly Message[]): Item[] {
       .split(/\n+|(?<=[.!?])\s+(?=[A-Z`])/)
       .map((l) => l.trim().replace(/^[-*#>\s]+/, ""))
       .filter((l) => l.length > 12 && FINDING.test(l));
-    for (const line of lines.reverse()) items.push({ key: `finding:${line}`, text: oneLine(clipMiddle(line, ITEM_CHARS)), messages: [message] });
+    for (const line of lines.reverse()) items.push({ key: `finding:${line}`, text: oneLine(clipMiddle(line, ITEM_CHARS * scale)), messages: [message] });
   }
   return items;
 }
@@ -453,16 +492,16 @@ function commandOf(call: Call): string | undefined {
 }
 
 /** What a call acted on, for an error line: its command, else its name and path. */
-function callSubject(call: Call): string {
+function callSubject(call: Call, scale: number): string {
   const command = commandOf(call);
-  if (command !== undefined) return `\`${oneLine(clipMiddle(command, SNIPPET_CHARS))}\``;
-  const path = pathsIn(call.block.input)[0];
+  if (command !== undefined) return `\`${oneLine(clipMiddle(command, SNIPPET_CHARS * scale))}\``;
+  const path = call.paths[0];
   return path === undefined ? call.block.name : `${call.block.name} ${path}`;
 }
 
-function callText(call: Call): string {
+function callText(call: Call, scale: number): string {
   const outcome = call.result === undefined ? "(no result yet)" : verdictLine(call.result.block.text);
-  return `${callSubject(call)} → ${oneLine(clipMiddle(outcome, SNIPPET_CHARS))}`;
+  return `${callSubject(call, scale)} → ${oneLine(clipMiddle(outcome, SNIPPET_CHARS * scale))}`;
 }
 
 function withResult(call: Call): Message[] {

@@ -12,7 +12,7 @@ import { normalizeSettings, threshold, type SettingsInput } from "../../src/core
 import type { SummarizerCallReport, SummaryKind } from "../../src/core/summarizer.js";
 import { previousSummaryOf, SUMMARY_PREAMBLE } from "../../src/core/summaryEnvelope.js";
 import { TokenEstimator } from "../../src/core/tokenEstimator.js";
-import { conversation, reactTurn, type RawMessage } from "../helpers/conversations.js";
+import { conversation, fillerText, reactTurn, type RawMessage } from "../helpers/conversations.js";
 import { listCompactedSessions } from "../helpers/corpus.js";
 import { scriptedSummarizer, type ScriptStep } from "../helpers/scriptedSummarizer.js";
 
@@ -240,6 +240,29 @@ describe("Compactor", () => {
     }
     // Sessions with few, short requests have room for more prose than the fixed 3,200 tokens this rule replaced.
     expect(Math.max(...sizes)).toBeGreaterThan(3_200);
+  });
+
+  it("writes the offline summary's paths relative to the project directory it states once, and keeps that directory next time", async () => {
+    const turn = (i: number, dir: string): RawMessage[] => [
+      { role: "user", content: `change file ${i}` },
+      { role: "assistant", content: [{ type: "tool_use", id: `w${i}`, name: "Write", input: { file_path: `${dir}/${i % 2 === 0 ? "src" : "test"}/file_${i}.ts`, content: `export const v${i} = ${i};\n` } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: `w${i}`, content: fillerText(6_000, i) }] },
+      { role: "assistant", content: `Wrote file ${i}.` },
+    ];
+    const compactor = createCompactor({ settings: { contextWindow: 100_000, keepRecentTokens: 3_000 }, summarizer: OFFLINE_SUMMARIZER })!;
+    const first = await compactor.compact(parseConversation(Array.from({ length: 8 }, (_, i) => turn(i, "/srv/app")).flat()), manual);
+    expect(first.summary.startsWith("Paths are relative to `/srv/app/`.\n\n## Where the work stopped")).toBe(true);
+    expect(first.summary.match(/Paths are relative to/g)).toHaveLength(1);
+    expect(first.summary).toContain("\n- src/file_0.ts (Write)");
+    expect(splitFileOperations(first.summary).files.modified).toContain("/srv/app/src/file_0.ts");
+
+    // The project moves elsewhere: the lines carried over stay relative to the directory they were written against.
+    const grown = [...(first.messages as RawMessage[]), ...Array.from({ length: 8 }, (_, i) => turn(10 + i, "/opt/other")).flat()];
+    const next = await compactor.compact(parseConversation(grown), manual);
+    expect(next.summary.match(/Paths are relative to/g)).toHaveLength(1);
+    expect(next.summary).toContain("Paths are relative to `/srv/app/`.");
+    expect(next.summary).toContain("\n- src/file_0.ts (Write)");
+    expect(next.summary).toContain("\n- /opt/other/src/file_14.ts (Write)");
   });
 
   it("keeps a slow summary alive while it makes progress, and cancels a silent one", async () => {

@@ -189,4 +189,28 @@ describe("buildOfflineSummary", () => {
     expect(estimator.countText(commands)).toBeGreaterThan(budget * 0.85);
     expect(estimator.countText(text)).toBeLessThanOrEqual(budget);
   });
+
+  it("shows more of each item when the range has little to say, never at the cost of an item", () => {
+    const content = `defmodule Spotter.Annotation do\n${"  # field docs\n".repeat(20)}  has_many :message_refs, Spotter.AnnotationMessageRef\n${"  # more\n".repeat(200)}end\n`;
+    const messages = parseConversation([
+      { role: "user", content: "add the relation" },
+      { role: "assistant", content: [{ type: "tool_use", id: "w1", name: "Write", input: { file_path: "lib/annotation.ex", content } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "w1", content: "ok" }] },
+    ]).messages;
+    const estimator = new TokenEstimator();
+    // The relation sits past the 144 characters a 240-character excerpt keeps of the head.
+    expect(content.indexOf("has_many")).toBeGreaterThan(240);
+    const ample = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: 4_000 }, estimator);
+    expect(ample.text).toContain("has_many :message_refs, Spotter.AnnotationMessageRef");
+    // Fifty such edits do not all fit longer: each keeps the usual excerpt.
+    const many = parseConversation(
+      Array.from({ length: 50 }, (_, i) => [
+        { role: "assistant", content: [{ type: "tool_use", id: `w${i}`, name: "Write", input: { file_path: `lib/a${i}.ex`, content } }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: `w${i}`, content: "ok" }] },
+      ]).flat(),
+    ).messages;
+    const crowded = buildOfflineSummary({ messages: many, previousSummary: undefined, budgetTokens: 4_000 }, estimator);
+    expect(crowded.text).not.toContain("has_many :message_refs");
+    expect(estimator.countText(crowded.text)).toBeLessThanOrEqual(4_000);
+  });
 });

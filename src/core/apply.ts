@@ -11,7 +11,7 @@ import type { SummaryMessage } from "./summaryEnvelope.js";
  * between the system prompt and the cut point survives. Kept messages are the
  * original objects, so their JSON comes back exactly as it came in.
  */
-export function apply(messages: readonly Message[], preparation: Preparation, summary: SummaryMessage): unknown[] {
+export function apply(messages: readonly Message[], preparation: Pick<Preparation, "systemEnd" | "firstKeptIndex">, summary: SummaryMessage): unknown[] {
   const out: unknown[] = [];
   for (let i = 0; i < preparation.systemEnd; i++) out.push(messages[i]!.raw);
   out.push(summary);

@@ -10,7 +10,7 @@ import type { FittedInput } from "./fitSummarizerInput.js";
 import type { Conversation, Message } from "./message.js";
 import { buildOfflineSummary, OFFLINE_SUMMARY_TOKENS } from "./offlineSummary.js";
 import { choosePathRoot, pathRootLine, statedPathRoot } from "./pathRoot.js";
-import { pinRequests, userRequestsOf } from "./pinnedRequests.js";
+import { pinRequests, userRequestsOf, type UserRequest } from "./pinnedRequests.js";
 import { prepare, type Preparation } from "./prepare.js";
 import { buildSummarizationPrompt } from "./prompts.js";
 import { normalizeSettings, type Settings, type SettingsInput } from "./settings.js";
@@ -170,43 +170,24 @@ export class Compactor {
     }
     if (options.reason === "threshold" && !this.settings.enabled) throw new CompactionDisabledError();
     const estimator = new TokenEstimator({ usageTokens: options.usageTokens, known: options.knownCounts });
-    const prep = prepare(conversation, this.settings, estimator, options.instructions);
-    if (prep === null) throw new NothingToCompactError();
-
-    const historyRequests = userRequestsOf(prep.messagesToSummarize);
-    const freshRequests = [...historyRequests, ...userRequestsOf(prep.turnPrefixMessages)];
-    const countRequest = requestCounter(estimator);
-    const pathRoot = statedPathRoot(prep.previousSummary) ?? choosePathRoot([...prep.fileOperations.read, ...prep.fileOperations.modified]);
-    const rootLine = pathRoot === undefined ? "" : pathRootLine(pathRoot);
-    // Pinned beside an empty prose: the most room the block can take, since a request the prose quotes only shrinks it.
-    const pinnedTokens = estimator.countText(pinRequests(prep.inheritedRequests, freshRequests, "", prep.summaryTokens, countRequest).text);
-    const ceilings = offlineCeilings(prep, pinnedTokens + (rootLine === "" ? 0 : estimator.countText(rootLine) + 1));
+    const planned = this.plan(conversation, options, estimator);
+    if (planned === null) throw new NothingToCompactError();
+    const { after, historyRequests, freshRequests, countRequest, rootLine } = planned;
     const [history, prefix] = await Promise.all([
-      this.summarizeHistory(prep, ceilings.history, pathRoot, options, estimator),
-      prep.isSplitTurn
-        ? this.summarizeRange(
-            {
-              kind: "turnPrefix",
-              range: prep.turnPrefixMessages,
-              input: prep.turnPrefixInput,
-              previousSummary: undefined,
-              maxTokens: prep.turnPrefixTokens,
-              offlineTokens: ceilings.turnPrefix,
-              pathRoot,
-            },
-            options,
-            estimator,
-          )
-        : undefined,
+      planned.history === undefined
+        ? // No new complete turns to fold in (the whole summarized range is the head of the current turn): the previous summary stands.
+          { text: planned.previousSummary ?? "", failures: [], writer: undefined, unrepresented: [] }
+        : this.summarizeRange(planned.history, options, estimator),
+      planned.turnPrefix === undefined ? undefined : this.summarizeRange(planned.turnPrefix, options, estimator),
     ]);
 
     const prefixSection = prefix === undefined ? "" : `## Turn in progress (its start was compacted)\n\n${prefix.text}`;
     const ranges = prefix === undefined ? [history] : [history, prefix];
     const prose = statingPathRoot(joinSections([history.text, prefixSection]), rootLine, ranges);
-    const pinned = pinRequests(prep.inheritedRequests, freshRequests, prose, prep.summaryTokens, countRequest);
-    const summary = joinSections([prose, pinned.text, formatFileOperations(prep.fileOperations)]);
+    const pinned = pinRequests(after.inheritedRequests, freshRequests, prose, after.summaryTokens, countRequest);
+    const summary = joinSections([prose, pinned.text, formatFileOperations(after.fileOperations)]);
     const message = summaryMessage(summary);
-    const messages = apply(conversation.messages, prep, message);
+    const messages = apply(conversation.messages, after, message);
     const degradation = ranges.flatMap((r) => r.failures);
     const degraded = degradation.length > 0;
     const writers = ranges.flatMap((r) => (r.writer === undefined ? [] : [r.writer]));
@@ -215,9 +196,9 @@ export class Compactor {
       messages,
       summary,
       reason: options.reason,
-      tokensBefore: prep.tokensBefore,
+      tokensBefore: after.tokensBefore,
       tokensAfter: Math.round(
-        prep.keptTokens + estimator.countText(message.content) + MESSAGE_OVERHEAD_TOKENS * estimator.scaleFactor,
+        after.keptTokens + estimator.countText(message.content) + MESSAGE_OVERHEAD_TOKENS * estimator.scaleFactor,
       ),
       messagesBefore: conversation.messages.length,
       messagesAfter: messages.length,
@@ -225,52 +206,82 @@ export class Compactor {
       degradation,
       degradedReason: degradedReasonOf(degradation),
       summarizer: writers.includes(OFFLINE_SUMMARIZER) ? OFFLINE_SUMMARIZER : this.summarizerName,
-      splitTurn: prep.isSplitTurn,
+      splitTurn: after.isSplitTurn,
       checkpoint:
-        prep.checkpointTurnId === undefined
+        after.checkpointTurnId === undefined
           ? null
           : {
-              turnId: prep.checkpointTurnId,
+              turnId: after.checkpointTurnId,
               summary: joinSections([
                 statingPathRoot(history.text, rootLine, [history]),
-                pinRequests(prep.inheritedRequests, historyRequests, history.text, prep.summaryTokens, countRequest).text,
-                formatFileOperations(prep.historyFileOperations),
+                pinRequests(after.inheritedRequests, historyRequests, history.text, after.summaryTokens, countRequest).text,
+                formatFileOperations(after.historyFileOperations),
               ]),
               degraded: history.failures.length > 0,
             },
       omitted: ranges.flatMap((r) => r.unrepresented).filter((m) => !pinned.carried.has(m)).length,
-      firstKeptIndex: prep.firstKeptIndex,
+      firstKeptIndex: after.firstKeptIndex,
     };
   }
 
   /**
-   * The history summary. With no new complete turns to fold in (the whole
-   * summarized range is the head of the current turn), the previous summary
-   * stands as it is and no call is made for it.
+   * Everything decided before any summarizer call, reduced to what the calls
+   * and the result need: the prompts are built here, so the transcripts they
+   * were made from (and the rest of the preparation) are garbage while the
+   * calls are in flight, which is most of a compaction's life. Null when
+   * there is nothing to compact.
    */
-  private summarizeHistory(
-    prep: Preparation,
-    offlineTokens: number,
-    pathRoot: string | undefined,
-    options: CompactOptions,
-    estimator: TokenEstimator,
-  ): Promise<RangeSummary> {
-    if (prep.messagesToSummarize.length === 0) {
-      return Promise.resolve({ text: prep.previousSummary ?? "", failures: [], writer: undefined, unrepresented: [] });
-    }
-    return this.summarizeRange(
-      {
-        kind: "history",
-        range: prep.messagesToSummarize,
-        input: prep.historyInput,
-        previousSummary: prep.previousSummary,
-        maxTokens: prep.summaryTokens,
-        offlineTokens,
-        pathRoot,
+  private plan(conversation: Conversation, options: CompactOptions, estimator: TokenEstimator): Plan | null {
+    const prep = prepare(conversation, this.settings, estimator, options.instructions);
+    if (prep === null) return null;
+    const historyRequests = userRequestsOf(prep.messagesToSummarize);
+    const freshRequests = [...historyRequests, ...userRequestsOf(prep.turnPrefixMessages)];
+    const countRequest = requestCounter(estimator);
+    const pathRoot = statedPathRoot(prep.previousSummary) ?? choosePathRoot([...prep.fileOperations.read, ...prep.fileOperations.modified]);
+    const rootLine = pathRoot === undefined ? "" : pathRootLine(pathRoot);
+    // Pinned beside an empty prose: the most room the block can take, since a request the prose quotes only shrinks it.
+    const pinnedTokens = estimator.countText(pinRequests(prep.inheritedRequests, freshRequests, "", prep.summaryTokens, countRequest).text);
+    const ceilings = offlineCeilings(prep, pinnedTokens + (rootLine === "" ? 0 : estimator.countText(rootLine) + 1));
+    const request = (kind: SummaryKind, range: readonly Message[], input: FittedInput, previousSummary: string | undefined, maxTokens: number, offlineTokens: number): RangeRequest => ({
+      kind,
+      range,
+      messages: input.messages,
+      omitted: input.omitted,
+      previousSummary,
+      maxTokens,
+      offlineTokens,
+      pathRoot,
+      prompt:
+        this.summarizer === OFFLINE_SUMMARIZER
+          ? undefined
+          : buildSummarizationPrompt({ kind, transcript: input.transcript, previousSummary, omitted: input.omitted, instructions: options.instructions }),
+    });
+    return {
+      history:
+        prep.messagesToSummarize.length === 0
+          ? undefined
+          : request("history", prep.messagesToSummarize, prep.historyInput, prep.previousSummary, prep.summaryTokens, ceilings.history),
+      turnPrefix: prep.isSplitTurn
+        ? request("turnPrefix", prep.turnPrefixMessages, prep.turnPrefixInput, undefined, prep.turnPrefixTokens, ceilings.turnPrefix)
+        : undefined,
+      previousSummary: prep.previousSummary,
+      historyRequests,
+      freshRequests,
+      countRequest,
+      rootLine,
+      after: {
+        systemEnd: prep.systemEnd,
+        firstKeptIndex: prep.firstKeptIndex,
+        tokensBefore: prep.tokensBefore,
+        keptTokens: prep.keptTokens,
+        isSplitTurn: prep.isSplitTurn,
+        checkpointTurnId: prep.checkpointTurnId,
+        inheritedRequests: prep.inheritedRequests,
+        summaryTokens: prep.summaryTokens,
+        fileOperations: prep.fileOperations,
+        historyFileOperations: prep.historyFileOperations,
       },
-      options,
-      estimator,
-    );
+    };
   }
 
   private get summarizerName(): string {
@@ -287,15 +298,9 @@ export class Compactor {
    */
   private async summarizeRange(range: RangeRequest, options: CompactOptions, estimator: TokenEstimator): Promise<RangeSummary> {
     const summarizer = this.summarizer;
-    if (summarizer === OFFLINE_SUMMARIZER) return offlineRangeSummary(range, estimator, []);
-    const { kind, input, previousSummary, maxTokens } = range;
-    const { system, prompt } = buildSummarizationPrompt({
-      kind,
-      transcript: input.transcript,
-      previousSummary,
-      omitted: input.omitted,
-      instructions: options.instructions,
-    });
+    if (summarizer === OFFLINE_SUMMARIZER || range.prompt === undefined) return offlineRangeSummary(range, estimator, []);
+    const { kind, messages, omitted, previousSummary, maxTokens } = range;
+    const { system, prompt } = range.prompt;
     const failures: Degradation[] = [];
     const report = (outcome: SummarizerCallReport["outcome"], started: number, detail: { error?: unknown; response?: SummarizationResponse }): void => {
       options.onSummarizerCall?.({
@@ -318,9 +323,9 @@ export class Compactor {
             system,
             prompt,
             maxTokens,
-            messages: input.messages,
+            messages,
             previousSummary,
-            omitted: input.omitted,
+            omitted,
             signal,
             onProgress,
           }),
@@ -329,7 +334,7 @@ export class Compactor {
         const outcome = response.stopReason === CONTEXT_WINDOW_EXCEEDED ? "overflow" : response.truncated ? "truncated" : text === "" ? "empty" : "ok";
         report(outcome, started, { response });
         if (outcome === "ok") {
-          return { text, failures: [], writer: summarizer.name, unrepresented: range.range.slice(0, input.omitted) };
+          return { text, failures: [], writer: summarizer.name, unrepresented: range.range.slice(0, omitted) };
         }
         if (outcome === "overflow") {
           fail(outcome, "summarization request filled the summarizer's context window");
@@ -349,12 +354,45 @@ export class Compactor {
   }
 }
 
-/** One range to summarize: its messages, their fitted transcript, and the summary's cap. */
+/** What {@link Compactor.plan} hands on: the summaries to ask for, and what the result is built from afterwards. */
+interface Plan {
+  /** Undefined when there are no new complete turns to fold into the previous summary. */
+  readonly history: RangeRequest | undefined;
+  readonly turnPrefix: RangeRequest | undefined;
+  readonly previousSummary: string | undefined;
+  readonly historyRequests: readonly UserRequest[];
+  readonly freshRequests: readonly UserRequest[];
+  readonly countRequest: (text: string, message: Message | undefined) => number;
+  /** The line stating the directory paths are relative to, or empty (see pathRoot.ts). */
+  readonly rootLine: string;
+  readonly after: AfterSummaries;
+}
+
+/** The parts of the preparation the result needs once the summaries are written (no transcripts). */
+type AfterSummaries = Pick<
+  Preparation,
+  | "systemEnd"
+  | "firstKeptIndex"
+  | "tokensBefore"
+  | "keptTokens"
+  | "isSplitTurn"
+  | "checkpointTurnId"
+  | "inheritedRequests"
+  | "summaryTokens"
+  | "fileOperations"
+  | "historyFileOperations"
+>;
+
+/** One range to summarize: its messages, its prompt, and the summary's cap. */
 interface RangeRequest {
   readonly kind: SummaryKind;
   /** Every message of the range; the offline summary reads them all. */
   readonly range: readonly Message[];
-  readonly input: FittedInput;
+  /** The messages the prompt's transcript was made from (the oldest `omitted` left out), as the summarizer is handed them. */
+  readonly messages: readonly Message[];
+  readonly omitted: number;
+  /** Built from the range's fitted transcript; undefined for the offline summarizer, which needs none. */
+  readonly prompt: { readonly system: string; readonly prompt: string } | undefined;
   readonly previousSummary: string | undefined;
   readonly maxTokens: number;
   /** The offline summary's ceiling for this range (see offlineCeilings). */

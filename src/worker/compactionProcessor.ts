@@ -101,17 +101,18 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
     const recorded = await results.get(idOf(job));
     if (recorded !== undefined) return recorded;
 
-    const json = await inflate(data.payload);
-    // From here to each summarizer call, and from each answer to the next,
-    // the event loop is not free, so BullMQ cannot renew the lock: make it
-    // last through that work. A failed extension is left to BullMQ's own
+    // From decoding to each summarizer call, and from each answer to the
+    // next, the event loop is not free, so BullMQ cannot renew the lock: make
+    // it last through that work. A failed extension is left to BullMQ's own
     // renewal to report.
-    const lockMs = lockForCpuWork(json.length, deps.lockDurationMs);
+    let lockMs = deps.lockDurationMs;
     const holdLock = async (): Promise<void> => {
       if (token !== undefined) await job.extendLock(token, lockMs).catch(() => undefined);
     };
-    await holdLock();
-    const conversation = parse(parseJson(json));
+    const conversation = await openPayload(data.payload, async (jsonBytes) => {
+      lockMs = lockForCpuWork(jsonBytes, deps.lockDurationMs);
+      await holdLock();
+    });
     const chosen = deps.summarizerFor(data.model);
     const summarizer = chosen === OFFLINE_SUMMARIZER ? chosen : holdLockAfterEachCall(chosen, holdLock);
     const compactor = createCompactor({ settings: { ...data.settings, contextWindow: data.contextWindow }, summarizer });
@@ -188,6 +189,18 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
 }
 
 const UNDECODABLE = new JobRejected("failed", { code: ErrorCodes.invalidPayload, message: "the stored conversation could not be decoded" });
+
+/**
+ * The job's conversation, decoded once. The decompressed text lives only in
+ * here: by the time the summarizer is called, the worker holds the parsed
+ * conversation and nothing it was read from (see "Memory per job in flight"
+ * in docs/OPERATIONS.md). `beforeParsing` hears the text's size first.
+ */
+async function openPayload(payload: string, beforeParsing: (jsonBytes: number) => Promise<void>): Promise<Conversation> {
+  const json = await inflate(payload);
+  await beforeParsing(json.length);
+  return parse(parseJson(json));
+}
 
 async function inflate(payload: string): Promise<Buffer> {
   try {

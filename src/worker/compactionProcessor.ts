@@ -218,9 +218,14 @@ function parseJson(json: Buffer): ConversationPayload {
   }
 }
 
+/**
+ * The payload is the body of a request the API accepted, and the API walked
+ * that body's nesting depth before anything else read it: the parser is told
+ * so, and the walk does not run a second time here.
+ */
 function parse(payload: ConversationPayload): Conversation {
   try {
-    return parseConversation({ messages: payload.messages, system: payload.system }, payload.format);
+    return parseConversation({ messages: payload.messages, system: payload.system }, payload.format, { nestingChecked: true });
   } catch (err) {
     if (!(err instanceof InvalidConversationError)) throw err;
     throw new JobRejected("failed", { code: err.code, message: err.message, field: err.field });

@@ -18,6 +18,8 @@ export const ErrorCodes = {
   invalidCallbackUrl: "invalid_callback_url",
   unauthorized: "unauthorized",
   notFound: "not_found",
+  /** The metrics and probe server answers GET (and HEAD) only. */
+  methodNotAllowed: "method_not_allowed",
   bodyTooLarge: "body_too_large",
   unsupportedMediaType: "unsupported_media_type",
   invalidContentLength: "invalid_content_length",

@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
+import { ErrorCodes } from "../client/errorCodes.js";
 
 /**
  * The worker's small HTTP side door: `/metrics` for Prometheus and whatever
@@ -41,14 +42,14 @@ export async function startMetricsServer({ registry, port, host, probes = {} }: 
     };
     const answer = async (): Promise<void> => {
       if (request.method !== "GET" && request.method !== "HEAD") {
-        send(405, "application/json", JSON.stringify({ error: { code: "method_not_allowed", message: "use GET" } }));
+        send(405, "application/json", JSON.stringify({ error: { code: ErrorCodes.methodNotAllowed, message: "use GET" } }));
       } else if (path === "/metrics") {
         send(200, registry.contentType, await registry.metrics());
       } else if (Object.hasOwn(probes, path)) {
         const result = await probes[path]!();
         send(result.ok ? 200 : 503, "application/json", JSON.stringify({ status: result.ok ? "ok" : "unavailable", ...result.detail }));
       } else {
-        send(404, "application/json", JSON.stringify({ error: { code: "not_found", message: `no ${path} here` } }));
+        send(404, "application/json", JSON.stringify({ error: { code: ErrorCodes.notFound, message: `no ${path} here` } }));
       }
     };
     answer().catch((error: unknown) => {

@@ -121,7 +121,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
         .then((recorded) => {
           if (recorded.status !== "failed" || recorded.error.code !== ErrorCodes.stalled) return;
           logger.error(
-            { jobId: job.id, tenant: job.data.tenant, conversationId: job.data.conversationId, reason: job.data.reason, outcome: "failed", errorCode: "stalled" },
+            { jobId: job.id, tenant: job.data.tenant, conversationId: job.data.conversationId, reason: job.data.reason, outcome: "failed", errorCode: ErrorCodes.stalled },
             "compaction failed: it stalled more often than COMPACTD_MAX_STALLED_COUNT",
           );
         })

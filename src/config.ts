@@ -307,6 +307,25 @@ const VARIABLES = {
     "Announced body bytes one API process takes in at once (a body without Content-Length counts as the body limit); more get 503.",
     { documentedDefault: `${128 * MIB} (128 MiB)` },
   ),
+  intakeThreads: withDefault(
+    "COMPACTD_INTAKE_THREADS",
+    "2",
+    integer(1, 64),
+    "Worker threads one API process parses and plans large request bodies on, so its event loop stays free.",
+  ),
+  intakeThreadMinBytes: withDefault(
+    "COMPACTD_INTAKE_THREAD_MIN_BYTES",
+    String(128 * 1024),
+    integer(0),
+    "Bodies at least this large are taken in on an intake thread; smaller ones on the event loop (a few milliseconds each).",
+    { documentedDefault: `${128 * 1024} (128 KiB)` },
+  ),
+  intakeDeadlineMs: withDefault(
+    "COMPACTD_INTAKE_DEADLINE_MS",
+    "10000",
+    integer(100, 600_000),
+    "Longest an intake thread may work on one request (parsing, cut plan, digests, compression); beyond it the request gets 503 and nothing is queued.",
+  ),
   maxWaiters: withDefault(
     "COMPACTD_MAX_WAITERS",
     "1000",

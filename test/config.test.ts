@@ -40,6 +40,9 @@ describe("loadConfig", () => {
       bodyLimitBytes: 20 * 1024 * 1024,
       maxIntakes: 16,
       maxIntakeBytes: 128 * 1024 * 1024,
+      intakeThreads: 2,
+      intakeThreadMinBytes: 128 * 1024,
+      intakeDeadlineMs: 10000,
       maxWaiters: 1000,
       maxBacklog: 10000,
       maxBatchItems: 100,
@@ -125,6 +128,14 @@ describe("loadConfig", () => {
     expect(error.message).toContain("{hash tag}");
     expect(error.message).toContain('"10.0.0.0/33" is not a CIDR');
     expect(error.message).toContain('"bad_host!" is neither an IP address, a CIDR nor a host name');
+  });
+
+  it("refuses an intake deadline or thread count outside its range, naming it", () => {
+    const error = problemsOf({ COMPACTD_INTAKE_DEADLINE_MS: "50", COMPACTD_INTAKE_THREADS: "0", COMPACTD_INTAKE_THREAD_MIN_BYTES: "-1" });
+    expect(error.problems.map((p) => p.variable)).toEqual(["COMPACTD_INTAKE_THREADS", "COMPACTD_INTAKE_THREAD_MIN_BYTES", "COMPACTD_INTAKE_DEADLINE_MS"]);
+    expect(error.message).toContain('COMPACTD_INTAKE_DEADLINE_MS="50": expected an integer from 100 to 600000');
+    expect(error.message).toContain('COMPACTD_INTAKE_THREADS="0": expected an integer from 1 to 64');
+    expect(loadConfig({ COMPACTD_INTAKE_THREAD_MIN_BYTES: "0" }).intakeThreadMinBytes).toBe(0);
   });
 
   it("names the tenant but never prints a key when the API key pairs are wrong", () => {

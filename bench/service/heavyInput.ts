@@ -21,6 +21,7 @@ import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { test } from "vitest";
+import { longRunBody, ordinaryBody } from "../../test/helpers/heavyBodies.js";
 import { deleteKeysUnder } from "../../test/helpers/redisTestPrefix.js";
 import { testPrefix } from "../../test/helpers/redisTestPrefix.js";
 import { writeGeneratedSection } from "../docSection.js";
@@ -64,25 +65,6 @@ async function post(port: number, body: Buffer | string): Promise<Answer> {
   }
 }
 
-/** ~`bytes` of ordinary text in messages of 1 MB: words and spaces, nothing adversarial. */
-function largeBody(bytes: number): Buffer {
-  const words = "the agent read the file and ran the tests again before it changed the function ";
-  const perMessage = MIB;
-  const messages = Array.from({ length: Math.floor(bytes / perMessage) }, (_, i) => ({
-    role: i % 2 === 0 ? "user" : "assistant",
-    content: words.repeat(Math.floor((perMessage - 200) / words.length)),
-  }));
-  return Buffer.from(JSON.stringify({ messages, contextWindow: 200_000, reason: "manual" }));
-}
-
-function adversarialBody(): string {
-  const messages = Array.from({ length: LATENCY.adversarialMessages }, (_, i) => ({
-    role: i % 2 === 0 ? "user" : "assistant",
-    content: String.fromCharCode(97 + (i % 26)).repeat(LATENCY.runLength),
-  }));
-  return JSON.stringify({ messages, contextWindow: 200_000, reason: "manual" });
-}
-
 function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -116,7 +98,7 @@ interface MemoryFigures {
 }
 
 async function measureMemory(): Promise<MemoryFigures> {
-  const body = largeBody(MEMORY.bodyBytes);
+  const body = ordinaryBody(MEMORY.bodyBytes);
   return withApi(testPrefix("heavy-memory"), async (api) => {
     await post(api.port, JSON.stringify({ messages: [{ role: "user", content: "warm up" }], contextWindow: 200_000 }));
     const baseline = rssBytes(api.pid);
@@ -173,7 +155,7 @@ async function openLoop(withAdversarial: boolean, ordinaryBodies: readonly strin
 test("heavy input benchmark", async () => {
   const loadAtStart = loadavg()[0]!;
   const ordinaryBodies = corpusWorkloads(16).map((workload) => JSON.stringify(workload.request));
-  const adversarial = adversarialBody();
+  const adversarial = longRunBody(LATENCY.adversarialMessages, LATENCY.runLength);
 
   progress(`memory: ${MEMORY.requests} concurrent requests of ${MEMORY.bodyBytes / MIB} MiB`);
   const memory = await measureMemory();

@@ -42,6 +42,28 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * An ApiError as plain data, to cross from an intake thread: a structured
+ * clone of an Error keeps its message and drops everything else.
+ */
+export interface ApiErrorData {
+  readonly statusCode: number;
+  readonly code: string;
+  readonly message: string;
+  readonly field?: string;
+  readonly jobId?: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export function apiErrorData(error: ApiError): ApiErrorData {
+  const { statusCode, code, message, field, jobId, headers } = error;
+  return { statusCode, code, message, headers, ...(field !== undefined && { field }), ...(jobId !== undefined && { jobId }) };
+}
+
+export function apiErrorFrom(data: ApiErrorData): ApiError {
+  return new ApiError(data.statusCode, data.code, data.message, data.field, data.jobId, data.headers);
+}
+
 /** A 400 naming the field at fault. */
 export function invalidField(field: string, message: string, code: string = ErrorCodes.invalidRequest): ApiError {
   return new ApiError(400, code, `${field}: ${message}`, field);

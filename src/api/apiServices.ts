@@ -18,6 +18,7 @@ import { parseCallbackAllow, type CallbackAllow } from "../webhooks/callbackAllo
 import type { ResolveHost } from "../webhooks/resolveHost.js";
 import { listenForSettled } from "../queue/settledChannel.js";
 import { createAuthenticator, type Authenticate } from "./bearerAuth.js";
+import { createIntakeRunner, type IntakeRunner } from "./intakePool.js";
 import { createJobWaiters, type JobWaiters } from "./jobWaiter.js";
 import { redisUnavailable } from "./apiError.js";
 
@@ -34,6 +35,8 @@ export interface ApiServices {
   readonly resolveHost: ResolveHost | undefined;
   /** COMPACTD_CALLBACK_ALLOW, compiled once at start-up rather than on every request with a callback. */
   readonly callbackAllow: CallbackAllow;
+  /** Where each POST's CPU work runs: the event loop for small bodies, intake threads for large ones. */
+  readonly intake: IntakeRunner;
   /** The requests holding `?wait`, woken by settlement broadcasts. */
   readonly waiters: JobWaiters;
   /**
@@ -77,6 +80,7 @@ export function createApiServices(
   const subscriber = createRedisConnection(redisEndpointOf(config), "subscriber", config.queuePrefix);
   subscriber.on("error", onError);
   const waiters = createJobWaiters(config.maxWaiters);
+  const intake = createIntakeRunner({ threads: config.intakeThreads, deadlineMs: config.intakeDeadlineMs });
   listenForSettled(subscriber, stores.keys, waiters.listener).catch(onError);
   return {
     config,
@@ -90,6 +94,7 @@ export function createApiServices(
     lifecycle: stores.lifecycle,
     resolveHost,
     callbackAllow: parseCallbackAllow(config.callbackAllow),
+    intake,
     waiters,
     async whenRedisReady() {
       if (redis.status === "ready") return;
@@ -106,6 +111,7 @@ export function createApiServices(
       });
     },
     async close() {
+      await intake.close();
       await collector.close();
       await Promise.allSettled([stores.close(), callbackQueue.close()]);
       await Promise.all([closeRedisConnection(redis), closeRedisConnection(subscriber)]);

@@ -18,10 +18,7 @@ import { batchItemJobSeed, idempotentBatchId, isBatchId, jobIdInShard, newBatchI
 import type { FinalStatus } from "../queue/resultStore.js";
 import { ApiError } from "./apiError.js";
 import type { ApiServices } from "./apiServices.js";
-import { intake, type Intake } from "./compactionIntake.js";
-import { CanonicalMessages } from "./requestDigest.js";
 import { checkCallback, ensureCapacity, keyReused, readIdempotencyKey } from "./compactionRoutes.js";
-import { batchRequestSchema, parseBody } from "./requestSchemas.js";
 import { ErrorCodes } from "../client/errorCodes.js";
 
 export type BatchItemStatus = FinalStatus | "queued" | "active" | "nothing_to_compact" | "in_flight";
@@ -44,15 +41,20 @@ export interface BatchView {
 
 export function registerBatchRoutes(app: FastifyInstance, services: ApiServices): void {
   const { batches, queues, lifecycle } = services;
-  const schema = batchRequestSchema(services.config.maxBatchItems);
 
   app.post("/v1/compactions/batch", async (request, reply) => {
     const { tenant } = request;
-    const body = parseBody(schema, request.body);
     const idempotencyKey = readIdempotencyKey(request);
     const batchId = idempotencyKey === undefined ? newBatchId() : idempotentBatchId(tenant, idempotencyKey);
-    const canonical = new CanonicalMessages();
-    const requestDigest = idempotencyKey === undefined ? "" : canonical.requestDigest(body, body.items.map((item) => item.messages));
+    const examined = await services.intake.batch({
+      kind: "batch",
+      body: request.body,
+      tenant,
+      idempotent: idempotencyKey !== undefined,
+      maxItems: services.config.maxBatchItems,
+      batchId,
+    });
+    const { request: body, requestDigest } = examined;
     if (idempotencyKey !== undefined) await services.whenRedisReady();
     const existing = idempotencyKey === undefined ? undefined : await batches.get(batchId);
     if (existing !== undefined) {
@@ -63,22 +65,8 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
     for (const [index, item] of body.items.entries()) {
       if (item.callbackUrl !== undefined) await checkCallback(services, item.callbackUrl, `items[${index}].callbackUrl`);
     }
-
-    // Every item is checked before anything is queued.
-    const decisions: Exclude<Intake, { kind: "refused" }>[] = [];
-    for (const [index, item] of body.items.entries()) {
-      const callbackUrl = item.callbackUrl ?? body.callbackUrl;
-      const decided = await intake(item, {
-        tenant,
-        fieldPrefix: `items[${index}].`,
-        requestDigest,
-        canonical,
-        batchId,
-        ...(callbackUrl !== undefined && { callbackUrl }),
-      });
-      if (decided.kind === "refused") throw decided.error;
-      decisions.push(decided);
-    }
+    if ("refused" in examined.decisions) throw examined.decisions.refused;
+    const decisions = examined.decisions;
     const jobIds = decisions.map((decision, index) => {
       const seed = batchItemJobSeed(batchId, index);
       return decision.kind === "job" ? jobIdInShard(seed, shardFor(tenant, decision.data.conversationId, seed, queues.shards.length)) : undefined;

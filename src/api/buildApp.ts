@@ -18,6 +18,7 @@ import type { ResolveHost } from "../webhooks/resolveHost.js";
 import { ApiError, redisUnavailable } from "./apiError.js";
 import { createApiServices } from "./apiServices.js";
 import { createIntakeAdmission } from "./intakeAdmission.js";
+import { registerJsonBodies } from "./jsonBodies.js";
 import { registerBatchRoutes } from "./batchRoutes.js";
 import { registerCompactionRoutes } from "./compactionRoutes.js";
 import { countHttpRequests } from "./httpMetrics.js";
@@ -53,9 +54,6 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: config.bodyLimitBytes,
-    // Reject `__proto__` and `constructor.prototype` keys rather than strip them: 400, not silence.
-    onProtoPoisoning: "error",
-    onConstructorPoisoning: "error",
     return503OnClosing: true,
     frameworkErrors: (error, _request, reply) => {
       const apiError = inputError(error, config);
@@ -65,6 +63,7 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
   const services = createApiServices(config, metrics, deps.resolveHost, (error) => app.log.warn(`redis: ${error.message}`));
   // Only JSON bodies: a text/plain body would otherwise reach the routes as a string.
   app.removeContentTypeParser(["text/plain"]);
+  registerJsonBodies(app, config.intakeThreadMinBytes);
 
   app.setErrorHandler<FastifyError>((error, request, reply) => {
     const apiError = error instanceof ApiError ? error : inputError(error, config);
@@ -74,6 +73,9 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
   app.setNotFoundHandler((request, reply) => {
     void reply.code(404).send(new ApiError(404, ErrorCodes.notFound, `no route ${request.method} ${request.url.split("?")[0]}`).body());
   });
+  // Heavy work in flight on the intake threads is abandoned as shutdown begins (answered 503, nothing queued),
+  // so it cannot hold the process past its deadline; what runs on the event loop is short and finishes.
+  app.addHook("preClose", () => services.intake.close());
   app.addHook("onClose", () => services.close());
 
   const document = openapiDocument(config.maxBatchItems);

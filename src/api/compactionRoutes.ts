@@ -8,10 +8,7 @@ import { isFinished, type JobView } from "../queue/jobView.js";
 import { CallbackUrlError, checkCallbackUrl } from "../webhooks/callbackUrl.js";
 import { ApiError, invalidField, RETRY_AFTER_SECONDS } from "./apiError.js";
 import type { ApiServices } from "./apiServices.js";
-import { intake } from "./compactionIntake.js";
-import { CanonicalMessages } from "./requestDigest.js";
 import { MAX_WAIT_SECONDS } from "./jobWaiter.js";
-import { compactionRequestSchema, parseBody } from "./requestSchemas.js";
 import { ErrorCodes } from "../client/errorCodes.js";
 
 /** How long a DELETE waits for a running job's worker to confirm the abort before answering 202. */
@@ -22,19 +19,11 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
 
   app.post("/v1/compactions", async (request, reply) => {
     const { tenant } = request;
-    const body = parseBody(compactionRequestSchema, request.body);
     const idempotencyKey = readIdempotencyKey(request);
+    const examined = await services.intake.compaction({ kind: "compaction", body: request.body, tenant, idempotent: idempotencyKey !== undefined });
+    const { request: body, requestDigest, decision } = examined;
     const seed = idempotencyKey === undefined ? newJobSeed() : idempotentJobSeed(tenant, idempotencyKey);
     const jobId = jobIdInShard(seed, shardFor(tenant, body.conversationId, seed, queues.shards.length));
-    const canonical = new CanonicalMessages();
-    const requestDigest = idempotencyKey === undefined ? "" : canonical.requestDigest(body, [body.messages]);
-    const decision = await intake(body, {
-      tenant,
-      fieldPrefix: "",
-      requestDigest,
-      canonical,
-      ...(body.callbackUrl !== undefined && { callbackUrl: body.callbackUrl }),
-    });
     if (idempotencyKey !== undefined) {
       // A replay is answered from the job, even when the queue is full. A new
       // job's own id is looked up by its add (one read of the job either way).

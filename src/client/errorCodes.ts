@@ -39,6 +39,10 @@ export const ErrorCodes = {
   busy: "busy",
   /** Redis cannot serve the request now: retry after `Retry-After`. */
   unavailable: "unavailable",
+  /** Taking the request in took longer than COMPACTD_INTAKE_DEADLINE_MS; nothing was queued. Retry after `Retry-After`. */
+  intakeDeadline: "intake_deadline",
+  /** The API process began shutting down while it took the request in; nothing was queued. Retry after `Retry-After`. */
+  shuttingDown: "shutting_down",
   internalError: "internal_error",
   /** The job was cancelled (DELETE), before it started or while it ran. */
   cancelled: "cancelled",

@@ -12,11 +12,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildApp } from "../../src/api/buildApp.js";
 import * as depth from "../../src/core/formats/nestingDepth.js";
 import * as canonical from "../../src/core/replaces.js";
-import type { CompactionJobData } from "../../src/queue/compactionJob.js";
-import { COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
 import * as allowList from "../../src/webhooks/callbackAllow.js";
 import { conversation, reactTurn } from "../helpers/conversations.js";
 import { deleteKeysUnder } from "../helpers/redisTestPrefix.js";
+import { storedJobData } from "../helpers/storedJob.js";
 import { bearer, serviceConfig } from "../helpers/serviceConfig.js";
 
 vi.mock("../../src/core/formats/nestingDepth.js", async (importOriginal) => {
@@ -52,17 +51,6 @@ function post(body: unknown, key?: string) {
   return app.inject({ method: "POST", url: "/v1/compactions", headers, payload: body as Record<string, unknown> });
 }
 
-async function storedJob(id: string): Promise<CompactionJobData> {
-  const queue = new Queue<CompactionJobData>(COMPACTION_QUEUE, { connection: { url: config.redisUrl }, prefix: config.queuePrefix });
-  try {
-    const job = await queue.getJob(id);
-    if (job === undefined) throw new Error(`no job ${id}`);
-    return job.data;
-  } finally {
-    await queue.close();
-  }
-}
-
 describe("an idempotent POST that queues a job", () => {
   it("writes its messages' canonical JSON once, for both digests, and they stay what they were", async () => {
     const body = compactable();
@@ -84,7 +72,7 @@ describe("an idempotent POST that queues a job", () => {
     // One walk over the conversation (plus the envelope's few fields and the rest of the request's work), not two.
     expect(posting).toBeLessThan(oneWalk * 1.3);
 
-    const data = await storedJob(response.json().id);
+    const data = await storedJobData(config, response.json().id);
     const sha = (text: string) => createHash("sha256").update(text).digest("hex");
     expect(data.replaces.digest).toBe(sha(canonical.canonicalJson(body.messages)));
     expect(data.requestDigest).toBe(sha(canonical.canonicalJson({ ...body, format: "auto", reason: "manual" })));

@@ -202,6 +202,12 @@ const badInput = {
     ...errorResponse("The backlog is over COMPACTD_MAX_BACKLOG."),
     headers: { "Retry-After": { schema: { type: "integer", const: RETRY_AFTER_SECONDS } } },
   },
+  "503": {
+    ...errorResponse(
+      "This API process cannot take the request now; retry (with the same Idempotency-Key). `busy`: at its intake limit (COMPACTD_MAX_INTAKES, COMPACTD_MAX_INTAKE_BYTES), the body unread. `intake_deadline`: taking the body in took longer than COMPACTD_INTAKE_DEADLINE_MS; nothing was queued. `shutting_down`: the process is stopping; nothing was queued. `unavailable`: Redis cannot serve it now.",
+    ),
+    headers: { "Retry-After": { schema: { type: "integer", const: RETRY_AFTER_SECONDS } } },
+  },
 };
 
 const pathId = (description: string): Schema => ({ name: "id", in: "path", required: true, description, schema: { type: "string" } });

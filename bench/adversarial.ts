@@ -5,11 +5,10 @@
  *
  * Each kind is counted at two sizes: equal milliseconds per megabyte at both
  * show the cost is linear (before the tokenizer was handed bounded pieces, a
- * run eight times longer cost sixty-four times as much). Both contenders run
- * with the merge cache cleared before every call: adversarial text is new
- * text, so a warm cache would flatter the corpus.
+ * run eight times longer cost sixty-four times as much). The counter keeps
+ * nothing from one call to the next, so no contender is flattered by a cache
+ * warmed in an earlier round.
  */
-import { clearMergeCache } from "gpt-tokenizer/encoding/o200k_base";
 import { countTextTokens } from "../src/core/tokenCounter.js";
 import { ADVERSARIAL_KINDS, adversarialText, type AdversarialKind } from "../test/helpers/adversarialText.js";
 import { table } from "./report.js";
@@ -47,7 +46,6 @@ export function measureAdversarial(corpusText: string, runs: number, progress: (
     const times = interleavedRuns(
       texts.map((text) => () => countTextTokens(text)),
       runs,
-      clearMergeCache,
     );
     const perMB = times.map((samples, i) => samples.map((ms) => ms / megabytes(texts[i]!)));
     return {
@@ -82,7 +80,7 @@ export function adversarialSection(rows: readonly AdversarialRow[], runs: number
     ]),
   );
   const costly = rows.filter((r) => r.ratio.median > ADVERSARIAL_GOAL);
-  return `How it is measured: each kind of \`test/helpers/adversarialText.ts\` (seed ${SEED}) at ${thousands(SIZES[0])} and ${thousands(SIZES[1])}, and the first ${CORPUS_CHARS.toLocaleString("en-US")} characters of the corpus sessions' priced text, each counted by \`countTextTokens\` (the estimator's tokenizer call, which hands gpt-tokenizer no pre-token longer than ${maxPieceChars} characters). The three run in one loop, the merge cache cleared before every call, a forced GC before each; medians of ${runs} rounds, per megabyte of UTF-8. The ratio is taken round by round, with its quartiles in brackets.
+  return `How it is measured: each kind of \`test/helpers/adversarialText.ts\` (seed ${SEED}) at ${thousands(SIZES[0])} and ${thousands(SIZES[1])}, and the first ${CORPUS_CHARS.toLocaleString("en-US")} characters of the corpus sessions' priced text, each counted by \`countTextTokens\` (the estimator's tokenizer call, which hands the merge no pre-token longer than ${maxPieceChars} characters). The three run in one loop, a forced GC before each call; medians of ${runs} rounds, per megabyte of UTF-8. The ratio is taken round by round, with its quartiles in brackets.
 
 ${body}
 

@@ -32,7 +32,6 @@ import {
   measureTimings,
   workload,
   type Row,
-  type RunCounts,
 } from "./measure.js";
 import { adversarialSection, measureAdversarial } from "./adversarial.js";
 import { piBranch, piKeptTail, piSettings, runPiPrepare } from "./piCompaction.js";
@@ -54,9 +53,9 @@ const COMMAND = "npm run bench:core";
 /** What the agents in the corpus ran with. */
 const CORPUS_WINDOW = 200_000;
 const GENERATED_SIZES = [50_000, 200_000, 1_000_000] as const;
-const RUNS: RunCounts = { warm: 21, cold: 7 };
+const RUNS = 21;
 /** The 1M-token rows: fewer rounds keep the whole run under two minutes. */
-const FEW_RUNS: RunCounts = { warm: 9, cold: 5 };
+const FEW_RUNS = 9;
 /** Rounds of the adversarial rows: the slowest kinds take seconds per round. */
 const ADVERSARIAL_RUNS = 5;
 const DOC = fileURLToPath(new URL("../docs/BENCHMARKS.md", import.meta.url));
@@ -140,7 +139,7 @@ function piRows(): PiRow[] {
     const branch = piBranch(file);
     const pi = piSettings(DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS);
     const work = workload(input, conversation, CORPUS_WINDOW);
-    const [baseline, compactd, piRuns] = interleavedRuns([work.fullPass, work.prepare, () => runPiPrepare(branch, pi)], RUNS.warm);
+    const [baseline, compactd, piRuns] = interleavedRuns([work.fullPass, work.prepare, () => runPiPrepare(branch, pi)], RUNS);
     const accuracy = measureAccuracy(conversation, CORPUS_WINDOW);
     return {
       name,
@@ -164,11 +163,10 @@ function section(rows: readonly Row[], tau: TauSummary | undefined, pi: readonly
 Settings: reserve ${DEFAULT_RESERVE_TOKENS.toLocaleString("en-US")}, keep-recent ${DEFAULT_KEEP_RECENT_TOKENS.toLocaleString("en-US")} (lowered by \`normalizeSettings\` to a quarter of window − reserve on small windows), no usage hint. Corpus rows use a ${CORPUS_WINDOW.toLocaleString("en-US")}-token window. Each generated size runs twice: with the window it has just crossed (exact tokens + reserve − 1, so the threshold is one token below the conversation) and with the ${CORPUS_WINDOW.toLocaleString("en-US")} window.
 
 How it is measured:
-- *full pass*: one \`countTextTokens\` (gpt-tokenizer o200k_base, special tokens as plain text, pre-tokens longer than ${MAX_PIECE_CHARS} characters counted in overlapping windows) over the text the estimator prices: the system prompt and every block's text, tool inputs as JSON, joined. It is built by the estimator's own \`pricedParts\` and counted by its own tokenizer call, so it prices exactly as the estimator counts.
+- *full pass*: one \`countTextTokens\` (o200k_base: gpt-tokenizer's vocabulary and pre-tokenizer, compactd's merge; special tokens as plain text; pre-tokens longer than ${MAX_PIECE_CHARS} characters counted in overlapping windows) over the text the estimator prices: the system prompt and every block's text, tool inputs as JSON, joined. It is built by the estimator's own \`pricedParts\` and counted by its own tokenizer call, so it prices exactly as the estimator counts.
 - *prepare*: \`prepare(conversation, settings, new TokenEstimator())\`, the conversation parsed once beforehand; *parse* is \`parseConversation\` on the raw input, timed on its own.
-- Medians of ${RUNS.warm} timed runs (${FEW_RUNS.warm} for the 1M rows) after one untimed run, full pass and prepare alternating in one loop, a forced GC before each call. The ratio is the median of the per-round ratios (each round runs both back to back), so it can differ a little from the quotient of the two median columns; the quartiles of the per-round ratios follow it in brackets. The machine is shared with other work, so absolute times move between runs; the ratios are what this table is for.
+- Medians of ${RUNS} timed runs (${FEW_RUNS} for the 1M rows) after one untimed run, full pass and prepare alternating in one loop, a forced GC before each call. The ratio is the median of the per-round ratios (each round runs both back to back), so it can differ a little from the quotient of the two median columns; the quartiles of the per-round ratios follow it in brackets. The machine is shared with other work, so absolute times move between runs; the ratios are what this table is for.
 - The tau-bench tasks are timed as one batch: each call parses, passes over or prepares every task.
-- Merge cache: gpt-tokenizer caches the encoding of each pre-tokenized chunk (100k entries, shared by both contenders). The main ratio is measured with the cache warm for both (each contender has already run on the same conversation); *cold cache* clears it before every timed call of both (before each batch for tau-bench; medians of ${RUNS.cold} runs, ${FEW_RUNS.cold} for the 1M rows).
 - *tokenized by prepare*: the share of the messages' exact tokens that \`prepare\` ran through the tokenizer (the tail walk and the calibration sample); the rest it priced by the calibrated ratio. Not included: the summarization prompt's fixed text and the transcript lines \`fitSummarizerInput\` counts exactly near its budget, which \`prepare\` also tokenizes.
 - *kept tail, exact*: the messages from \`firstKeptIndex\` on, each counted exactly with a fresh estimator, against the keep-recent budget. *tokensBefore vs exact*: \`prepare\`'s total against every message counted exactly.
 

@@ -2,7 +2,6 @@
  * One row of the core benchmark: speed and accuracy of `prepare` on one
  * conversation and one window, against a full tokenizer pass in the same loop.
  */
-import { clearMergeCache } from "gpt-tokenizer/encoding/o200k_base";
 import { parseConversation } from "../src/core/formats/parseConversation.js";
 import type { Conversation } from "../src/core/message.js";
 import { prepare } from "../src/core/prepare.js";
@@ -19,10 +18,8 @@ export interface Timings {
   readonly baselineMs: number;
   /** `prepare` with a fresh estimator, the conversation already parsed. */
   readonly prepareMs: number;
-  /** prepare / baseline over the rounds of one interleaved loop, merge cache warm. */
+  /** prepare / baseline over the rounds of one interleaved loop. */
   readonly ratio: Spread;
-  /** The same with the merge cache cleared before every timed call. */
-  readonly coldRatio: Spread;
 }
 
 export interface Accuracy {
@@ -47,13 +44,6 @@ export interface Row extends Timings, Accuracy {
   readonly name: string;
   readonly messages: number;
   readonly windowTokens: number;
-}
-
-export interface RunCounts {
-  /** Timed rounds on a warm merge cache. */
-  readonly warm: number;
-  /** Timed rounds on a cleared merge cache. */
-  readonly cold: number;
 }
 
 function settingsFor(windowTokens: number) {
@@ -90,18 +80,14 @@ export function batchWorkload(parts: readonly Workload[]): Workload {
   };
 }
 
-export function measureTimings(work: Workload, runs: RunCounts): Timings {
-  const [parse] = interleavedRuns([work.parse], runs.warm);
-  const [warmBaseline, warmPrepare] = interleavedRuns([work.fullPass, work.prepare], runs.warm);
-  const [coldBaseline, coldPrepare] = interleavedRuns([work.fullPass, work.prepare], runs.cold, clearMergeCache);
-  // Leave the cache warm for whatever is measured next.
-  work.fullPass();
+export function measureTimings(work: Workload, runs: number): Timings {
+  const [parse] = interleavedRuns([work.parse], runs);
+  const [baseline, prepared] = interleavedRuns([work.fullPass, work.prepare], runs);
   return {
     parseMs: median(parse!),
-    baselineMs: median(warmBaseline!),
-    prepareMs: median(warmPrepare!),
-    ratio: ratioSpread(warmPrepare!, warmBaseline!),
-    coldRatio: ratioSpread(coldPrepare!, coldBaseline!),
+    baselineMs: median(baseline!),
+    prepareMs: median(prepared!),
+    ratio: ratioSpread(prepared!, baseline!),
   };
 }
 
@@ -132,7 +118,7 @@ export function measureAccuracy(conversation: Conversation, windowTokens: number
 }
 
 /** One row for a conversation already parsed (and checked) from `input`. */
-export function measureParsed(name: string, input: unknown, conversation: Conversation, windowTokens: number, runs: RunCounts): Row {
+export function measureParsed(name: string, input: unknown, conversation: Conversation, windowTokens: number, runs: number): Row {
   return {
     name,
     messages: conversation.messages.length,
@@ -142,7 +128,7 @@ export function measureParsed(name: string, input: unknown, conversation: Conver
   };
 }
 
-export function measureRow(name: string, input: unknown, windowTokens: number, runs: RunCounts): Row {
+export function measureRow(name: string, input: unknown, windowTokens: number, runs: number): Row {
   return measureParsed(name, input, parseConversation(input), windowTokens, runs);
 }
 

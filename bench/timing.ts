@@ -28,20 +28,17 @@ export function median(values: readonly number[]): number {
 /**
  * Runs each contender once untimed (JIT and tokenizer warm-up), then `runs`
  * timed rounds; returns each contender's times in milliseconds, round by
- * round. `beforeEach` runs untimed before every timed call (the cold-cache
- * variant clears the tokenizer's merge cache there).
+ * round.
  */
 export function interleavedRuns(
   contenders: readonly (() => unknown)[],
   runs: number,
-  beforeEach: () => void = () => {},
 ): number[][] {
   for (const run of contenders) run();
   const samples = contenders.map(() => [] as number[]);
   for (let r = 0; r < runs; r++) {
     for (let k = 0; k < contenders.length; k++) {
       const c = (k + r) % contenders.length;
-      beforeEach();
       collect();
       const t0 = performance.now();
       contenders[c]!();

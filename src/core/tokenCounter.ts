@@ -5,30 +5,31 @@
  * letters, or of punctuation and white space, as one piece) and then merges
  * each piece byte pair by byte pair. gpt-tokenizer's merge is quadratic in the
  * piece's length: a base64 image, a minified bundle or a hex dump pasted
- * without white space is one piece of megabytes, and counting it takes
- * minutes (`'x'.repeat(80_000)` alone takes seconds). So no call into the
- * tokenizer is handed a pre-token longer than `MAX_PIECE_CHARS`: a longer
- * piece is counted in overlapping windows of that size.
+ * without white space is one piece of megabytes, and counting it took minutes
+ * (`'x'.repeat(80_000)` alone took seconds). Two things keep the cost linear:
+ * the merge itself is compactd's own (byteLevelBpe.ts: n log n in the piece,
+ * on gpt-tokenizer's o200k vocabulary and pre-tokenizer), and no call into it
+ * is handed a pre-token longer than `MAX_PIECE_CHARS`: a longer piece is
+ * counted in overlapping windows of that size.
  *
  * Text without such a piece goes to the tokenizer whole, so its count is
- * exactly the tokenizer's; ordinary text rarely has one (the corpus's longest
+ * exactly the vocabulary's; ordinary text rarely has one (the corpus's longest
  * are runs of spaces in terminal output, and still count exactly). A long
  * piece's count stays within a fraction of a percent of the exact one
  * (test/core/tokenCounter.test.ts).
  */
-import { countTokens as countO200k } from "gpt-tokenizer/encoding/o200k_base";
+import o200kRanks from "gpt-tokenizer/bpeRanks/o200k_base";
 import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
-
-/** One call into a tokenizer: the number of tokens of `text`. */
-export type TokenCounter = (text: string) => number;
+import { byteLevelBpeCounter, type TokenCounter } from "./byteLevelBpe.js";
 
 /**
- * The longest pre-token any call into the tokenizer is handed. A piece this
- * long merges in about a millisecond, so a run costs time in proportion to
- * its length; from 128 to 1,024 characters the cost per character barely
- * moves (docs/BENCHMARKS.md), and the bound sits in the middle.
+ * The longest pre-token any call into the tokenizer is handed. The merge
+ * costs n log n in a piece's length, so the windows could be any size; a
+ * window of a few thousand characters keeps the overlap counted twice (see
+ * `countLongPiece`) near 3% and the heap small (docs/BENCHMARKS.md,
+ * "Adversarial text").
  */
-export const MAX_PIECE_CHARS = 512;
+export const MAX_PIECE_CHARS = 4096;
 
 /**
  * The longest token of o200k_base (a run of 128 spaces). An overlap this wide
@@ -46,15 +47,13 @@ const MAX_TOKEN_CHARS = 128;
  */
 const MAX_RUN_CHARS = MAX_PIECE_CHARS - 4;
 
-/** Special-token strings in user content are ordinary text, never control tokens. */
-const PLAIN_TEXT = { disallowedSpecial: new Set<string>() } as const;
-
 /**
- * The o200k_base tokenizer itself (gpt-tokenizer), quadratic in its longest
- * pre-token. Count through `inBoundedPieces(o200kTokens)` (`countTextTokens`),
- * never with this directly.
+ * The o200k_base tokenizer: gpt-tokenizer's vocabulary and pre-tokenizer with
+ * compactd's merge; special-token strings in user content count as ordinary
+ * text, never as control tokens. Count through `inBoundedPieces(o200kTokens)`
+ * (`countTextTokens`), never with this directly.
  */
-export const o200kTokens: TokenCounter = (text) => countO200k(text, PLAIN_TEXT);
+export const o200kTokens: TokenCounter = byteLevelBpeCounter(o200kRanks, O200K_TOKEN_SPLIT_REGEX);
 
 /**
  * `count` made linear: the text goes to it whole when no pre-token is longer
@@ -89,7 +88,14 @@ function countAroundLongPieces(text: string, count: TokenCounter): number {
  * characters merge as they would in the whole piece, so each window adds its
  * count less the count of its overlap alone.
  */
-function countLongPiece(piece: string, count: TokenCounter): number {
+function countLongPiece(piece: string, uncached: TokenCounter): number {
+  // A run of one character or of a repeated pattern repeats its windows: count each distinct window once.
+  const windows = new Map<string, number>();
+  const count = (window: string): number => {
+    let tokens = windows.get(window);
+    if (tokens === undefined) windows.set(window, (tokens = uncached(window)));
+    return tokens;
+  };
   let end = codePointBoundary(piece, MAX_PIECE_CHARS);
   let total = count(piece.slice(0, end));
   while (end < piece.length) {

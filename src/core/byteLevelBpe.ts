@@ -1,0 +1,287 @@
+/**
+ * Counting the tokens of one pre-token with byte-level BPE, in time n log n in
+ * its length, on a vocabulary held in flat typed arrays.
+ *
+ * gpt-tokenizer's own merge rescans every pair after each merge and looks each
+ * candidate pair up by decoding its bytes to a string (or, for the byte
+ * sequences that are not valid UTF-8 on their own, by binary search). On text
+ * its merge cache seldom hits (random base64, Chinese or emoji without
+ * spaces, words run together) that costs 6–18 times what ordinary text costs
+ * per megabyte (docs/BENCHMARKS.md, "Adversarial text"). Here the candidate
+ * pairs wait in a heap and a pair's rank is one hash probe over its bytes, so
+ * the cost per byte barely depends on what the text is.
+ *
+ * The merge order is BPE's: the pair of lowest rank first, the leftmost of
+ * equal ranks first. That makes the count the vocabulary's own, and
+ * test/core/byteLevelBpe.test.ts holds it equal to gpt-tokenizer's on corpus,
+ * adversarial and random Unicode text.
+ */
+
+/** A BPE vocabulary: index = rank; a token is its text, or its bytes where they are not valid UTF-8. */
+export type BpeRanks = readonly (string | readonly number[] | undefined)[];
+
+/** A vocabulary keyed by the bytes of each token, for lookups that allocate nothing. */
+interface RankTable {
+  /** Every token's bytes, one after another. */
+  readonly pool: Uint8Array;
+  readonly tokenStart: Uint32Array;
+  readonly tokenEnd: Uint32Array;
+  /** Open addressing: rank + 1 of the token hashed to a slot, 0 when empty. */
+  readonly slots: Int32Array;
+  readonly mask: number;
+  /** The rank of every two-byte token by its bytes (-1: none): most lookups are of two bytes. */
+  readonly pairRanks: Int32Array;
+}
+
+/** FNV-1a over `bytes[from, to)`: cheap, and spreads the short keys a vocabulary is made of. */
+function hashBytes(bytes: Uint8Array, from: number, to: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = from; i < to; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
+  return hash >>> 0;
+}
+
+function buildRankTable(ranks: BpeRanks): RankTable {
+  const encoder = new TextEncoder();
+  const encoded: (Uint8Array | undefined)[] = ranks.map((token) =>
+    token === undefined ? undefined : typeof token === "string" ? encoder.encode(token) : Uint8Array.from(token),
+  );
+  const totalBytes = encoded.reduce((sum, bytes) => sum + (bytes?.length ?? 0), 0);
+  const pool = new Uint8Array(totalBytes);
+  const tokenStart = new Uint32Array(ranks.length);
+  const tokenEnd = new Uint32Array(ranks.length);
+  // At most half full, so a probe sequence stays short.
+  const size = 2 ** Math.ceil(Math.log2(ranks.length * 2 + 1));
+  const slots = new Int32Array(size);
+  const mask = size - 1;
+  let offset = 0;
+  encoded.forEach((bytes, rank) => {
+    if (bytes === undefined) return;
+    pool.set(bytes, offset);
+    tokenStart[rank] = offset;
+    tokenEnd[rank] = offset + bytes.length;
+    offset += bytes.length;
+    let slot = hashBytes(pool, tokenStart[rank]!, tokenEnd[rank]!) & mask;
+    while (slots[slot] !== 0) slot = (slot + 1) & mask;
+    slots[slot] = rank + 1;
+  });
+  const pairRanks = new Int32Array(256 * 256).fill(-1);
+  encoded.forEach((bytes, rank) => {
+    if (bytes?.length === 2) pairRanks[bytes[0]! * 256 + bytes[1]!] = rank;
+  });
+  return { pool, tokenStart, tokenEnd, slots, mask, pairRanks };
+}
+
+/** The rank of the token whose bytes are `bytes[from, to)`, or -1 when no token has them. */
+function rankOf(table: RankTable, bytes: Uint8Array, from: number, to: number): number {
+  const { pool, tokenStart, tokenEnd, slots, mask } = table;
+  const length = to - from;
+  if (length === 2) return table.pairRanks[bytes[from]! * 256 + bytes[from + 1]!]!;
+  for (let slot = hashBytes(bytes, from, to) & mask; slots[slot] !== 0; slot = (slot + 1) & mask) {
+    const rank = slots[slot]! - 1;
+    const start = tokenStart[rank]!;
+    if (tokenEnd[rank]! - start !== length) continue;
+    let same = true;
+    for (let i = 0; i < length && same; i++) same = pool[start + i] === bytes[from + i];
+    if (same) return rank;
+  }
+  return -1;
+}
+
+/** A rank and a position packed into one float, so the heap orders by rank, then leftmost. */
+const POSITION_RANGE = 2 ** 32;
+
+/**
+ * A binary min-heap of candidate pairs: the key packs rank and start, and
+ * each entry carries the end its pair had when pushed.
+ */
+class PairHeap {
+  key = new Float64Array(0);
+  /** The start of each entry's pair, kept beside the key so reading it back needs no division. */
+  start = new Int32Array(0);
+  end = new Int32Array(0);
+  size = 0;
+
+  /** Empties the heap and makes room for `capacity` entries. */
+  reset(capacity: number): void {
+    if (this.key.length < capacity) {
+      this.key = new Float64Array(capacity);
+      this.start = new Int32Array(capacity);
+      this.end = new Int32Array(capacity);
+    }
+    this.size = 0;
+  }
+
+  /** Adds an entry without ordering it; `heapify` orders them all at once. */
+  append(rank: number, start: number, end: number): void {
+    this.key[this.size] = rank * POSITION_RANGE + start;
+    this.start[this.size] = start;
+    this.end[this.size++] = end;
+  }
+
+  heapify(): void {
+    for (let i = (this.size - 2) >> 2; i >= 0; i--) this.siftDown(i, this.key[i]!, this.start[i]!, this.end[i]!);
+  }
+
+  push(rank: number, start: number, end: number): void {
+    const keys = this.key;
+    const starts = this.start;
+    const ends = this.end;
+    const key = rank * POSITION_RANGE + start;
+    let i = this.size++;
+    while (i > 0) {
+      const parent = (i - 1) >> 2;
+      if (keys[parent]! <= key) break;
+      keys[i] = keys[parent]!;
+      starts[i] = starts[parent]!;
+      ends[i] = ends[parent]!;
+      i = parent;
+    }
+    keys[i] = key;
+    starts[i] = start;
+    ends[i] = end;
+  }
+
+  /** Removes the top entry. */
+  pop(): void {
+    this.size--;
+    this.siftDown(0, this.key[this.size]!, this.start[this.size]!, this.end[this.size]!);
+  }
+
+  /** Moves the entry (`key`, `start`, `end`) down from slot `i` to where the heap order puts it. */
+  private siftDown(i: number, key: number, start: number, end: number): void {
+    const keys = this.key;
+    const starts = this.start;
+    const ends = this.end;
+    const size = this.size;
+    for (;;) {
+      const first = 4 * i + 1;
+      if (first >= size) break;
+      let child = first;
+      const last = Math.min(first + 4, size);
+      for (let c = first + 1; c < last; c++) if (keys[c]! < keys[child]!) child = c;
+      if (keys[child]! >= key) break;
+      keys[i] = keys[child]!;
+      starts[i] = starts[child]!;
+      ends[i] = ends[child]!;
+      i = child;
+    }
+    keys[i] = key;
+    starts[i] = start;
+    ends[i] = end;
+  }
+}
+
+/**
+ * Scratch space reused from piece to piece (grown when a piece is longer), so
+ * counting allocates nothing per piece but its UTF-8 bytes.
+ */
+class MergeScratch {
+  next = new Int32Array(0);
+  prev = new Int32Array(0);
+  alive = new Uint8Array(0);
+  readonly heap = new PairHeap();
+
+  /** Makes room for a piece of `bytes` bytes: a pair per byte at first, at most two more per merge. */
+  reset(bytes: number): void {
+    if (this.next.length < bytes) {
+      const size = Math.max(bytes, this.next.length * 2, 64);
+      this.next = new Int32Array(size);
+      this.prev = new Int32Array(size);
+      this.alive = new Uint8Array(size);
+    }
+    this.heap.reset(bytes * 3);
+  }
+}
+
+/** Pushes the pair of the part at `start` and the part after it, when the two make a token. */
+function pushPair(table: RankTable, bytes: Uint8Array, length: number, next: Int32Array, heap: PairHeap, start: number): void {
+  const right = next[start]!;
+  if (right >= length) return;
+  const end = next[right]!;
+  const rank = rankOf(table, bytes, start, end);
+  if (rank >= 0) heap.push(rank, start, end);
+}
+
+/**
+ * The number of tokens BPE merges `bytes[0, length)` into.
+ *
+ * Parts are a linked list of byte offsets (a part starts at its index and ends
+ * where the next begins). Every adjacent pair that is a token waits in a heap
+ * with the end it had when pushed; an entry whose left part has been merged
+ * away, or whose pair now ends elsewhere, is stale and skipped. Parts only
+ * ever merge, so an entry whose left part lives and whose pair still ends at
+ * the same byte still describes two adjacent parts.
+ */
+function mergeCount(table: RankTable, bytes: Uint8Array, length: number, scratch: MergeScratch): number {
+  scratch.reset(length);
+  const { next, prev, alive, heap } = scratch;
+  for (let i = 0; i < length; i++) {
+    next[i] = i + 1;
+    prev[i] = i - 1;
+    alive[i] = 1;
+  }
+  // The first pairs are all known at once: lay them out and heapify in linear time.
+  for (let i = 0; i + 1 < length; i++) {
+    const rank = table.pairRanks[bytes[i]! * 256 + bytes[i + 1]!]!;
+    if (rank >= 0) heap.append(rank, i, i + 2);
+  }
+  heap.heapify();
+
+  let parts = length;
+  while (heap.size > 0) {
+    const start = heap.start[0]!;
+    const end = heap.end[0]!;
+    heap.pop();
+    const right = next[start]!;
+    if (alive[start] === 0 || right >= length || next[right] !== end) continue;
+    alive[right] = 0;
+    next[start] = end;
+    if (end < length) prev[end] = start;
+    parts--;
+    pushPair(table, bytes, length, next, heap, start);
+    if (prev[start]! >= 0) pushPair(table, bytes, length, next, heap, prev[start]!);
+  }
+  return parts;
+}
+
+/** One call into a tokenizer: the number of tokens of `text`. */
+export type TokenCounter = (text: string) => number;
+
+/**
+ * A counter for `ranks`, pre-tokenizing with `splitPattern` (a global regex,
+ * as the vocabulary's own tokenizer uses). The vocabulary's table is built on
+ * the first count, not on import: a process that never counts (the API on a
+ * small request it need not price) never pays for it.
+ */
+export function byteLevelBpeCounter(ranks: BpeRanks, splitPattern: RegExp): TokenCounter {
+  let table: RankTable | undefined;
+  const scratch = new MergeScratch();
+  const encoder = new TextEncoder();
+  let buffer = new Uint8Array(1024);
+  return (text) => {
+    table ??= buildRankTable(ranks);
+    // Pieces that needed merging, by text, for this call only: a text repeats
+    // its words and identifiers (and a run cut in windows repeats whole
+    // windows), while nothing is kept from one text to the next.
+    let merged: Map<string, number> | undefined;
+    let count = 0;
+    for (const [piece] of text.matchAll(splitPattern)) {
+      const known = merged?.get(piece);
+      if (known !== undefined) {
+        count += known;
+        continue;
+      }
+      // UTF-8 is at most three bytes per UTF-16 code unit.
+      if (buffer.length < piece.length * 3) buffer = new Uint8Array(piece.length * 3);
+      const { written } = encoder.encodeInto(piece, buffer);
+      if (written === 1 || rankOf(table, buffer, 0, written) >= 0) {
+        count++;
+        continue;
+      }
+      const tokens = mergeCount(table, buffer, written, scratch);
+      (merged ??= new Map()).set(piece, tokens);
+      count += tokens;
+    }
+    return count;
+  };
+}

@@ -1,0 +1,49 @@
+import fc from "fast-check";
+import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { describe, expect, it } from "vitest";
+import { parseConversation } from "../../src/core/formats/parseConversation.js";
+import { o200kTokens } from "../../src/core/tokenCounter.js";
+import { conversationText } from "../../bench/pricedText.js";
+import { ADVERSARIAL_KINDS, adversarialText } from "../helpers/adversarialText.js";
+import { listCorpusConversations } from "../helpers/corpus.js";
+
+/** gpt-tokenizer's own count, the reference: special-token strings as plain text, as compactd counts them. */
+const reference = (text: string): number => countTokens(text, { disallowedSpecial: new Set<string>() });
+
+describe("compactd's BPE merge counts exactly as gpt-tokenizer does", () => {
+  it("on every corpus session's priced text", () => {
+    for (const session of listCorpusConversations()) {
+      const text = conversationText(parseConversation(session.input));
+      expect(o200kTokens(text), session.name).toBe(reference(text));
+    }
+  });
+
+  it("on every kind of adversarial text, at lengths gpt-tokenizer still counts quickly", () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...ADVERSARIAL_KINDS), fc.integer({ min: 1, max: 3_000 }), fc.integer(), (kind, length, seed) => {
+        const text = adversarialText(kind, length, seed);
+        expect(o200kTokens(text)).toBe(reference(text));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("on arbitrary Unicode, lone surrogates and special-token strings included", () => {
+    const specials = fc.constantFrom("<|endoftext|>", "<|endofprompt|>", "<|im_start|>", " ", "\n\n", "\r\n", "'s", "’ll");
+    const text = fc.array(fc.oneof(fc.string({ unit: "grapheme" }), fc.string({ unit: "binary" }), fc.string({ unit: "binary-ascii" }), specials), { maxLength: 40 });
+    fc.assert(
+      fc.property(text, (parts) => {
+        const joined = parts.join("");
+        expect(o200kTokens(joined)).toBe(reference(joined));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it("merges a long run the way the vocabulary does, token by token", () => {
+    // A run's tokens follow from the merge order alone; a slip in the heap's order shows here.
+    for (const run of ["x".repeat(2_000), "ab".repeat(1_500), "中".repeat(1_000), "😀".repeat(700), "=".repeat(3_000), " ".repeat(2_500)]) {
+      expect(o200kTokens(run)).toBe(reference(run));
+    }
+  });
+});

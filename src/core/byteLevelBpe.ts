@@ -14,7 +14,9 @@
  * The merge order is BPE's: the pair of lowest rank first, the leftmost of
  * equal ranks first. That makes the count the vocabulary's own, and
  * test/core/byteLevelBpe.test.ts holds it equal to gpt-tokenizer's on corpus,
- * adversarial and random Unicode text.
+ * adversarial and random Unicode text, with one exception where this count is
+ * the vocabulary's and gpt-tokenizer's is not: a byte-order mark, whose three
+ * bytes are one o200k token that gpt-tokenizer's string-keyed lookup misses.
  */
 
 /** A BPE vocabulary: index = rank; a token is its text, or its bytes where they are not valid UTF-8. */

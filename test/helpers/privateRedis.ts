@@ -2,10 +2,15 @@
  * A redis-server of the test's own, on a free port, for tests that stall,
  * pause, fill, demote or kill Redis: the shared Redis on 6379 serves every
  * other test running at the same time and must never be touched that way.
- * Nothing is persisted; `stop()` kills the server.
+ * Nothing is kept: the server works in a temporary folder of its own (a
+ * replica's full sync writes an RDB file even with saving off), and `stop()`
+ * kills it and removes the folder.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Redis } from "ioredis";
 import { waitUntil } from "./waitUntil.js";
 
@@ -20,9 +25,10 @@ export interface PrivateRedis {
 /** `args` are extra redis-server options, e.g. `["--replicaof", "127.0.0.1", "6380"]`. */
 export async function startPrivateRedis(args: readonly string[] = []): Promise<PrivateRedis> {
   const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "compactd-redis-"));
   const child: ChildProcess = spawn(
     "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--enable-debug-command", "yes", ...args],
+    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "no", "--enable-debug-command", "yes", ...args],
     { stdio: "ignore" },
   );
   const url = `redis://127.0.0.1:${port}`;
@@ -52,10 +58,12 @@ export async function startPrivateRedis(args: readonly string[] = []): Promise<P
     },
     async stop() {
       for (const admin of admins) admin.disconnect();
-      if (child.exitCode !== null) return;
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGKILL");
-      await exited;
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGKILL");
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { renderRuleGroups, type RuleGroup } from "./helmRender.js";
+import { renderChart, renderRuleGroups, TEST_RUNBOOK_BASE_URL, type RuleGroup } from "./helmRender.js";
 import { promtool } from "./promtool.js";
 
 /** The labels the chart's ServiceMonitors and the Operator put on the default release's series. */
@@ -314,9 +314,16 @@ describe("the chart's alert rules under promtool", () => {
     }
   });
 
-  it("links every alert to its runbook section in docs/OPERATIONS.md by default", () => {
+  it("links every alert to its runbook section in the operator's copy of docs/OPERATIONS.md", () => {
     const rules = rendered.get("default")!.flatMap((group) => group.rules);
-    const wrong = rules.filter((rule) => !rule.annotations?.runbook_url?.endsWith(`/docs/OPERATIONS.md#${rule.alert.toLowerCase()}`));
+    const wrong = rules.filter((rule) => rule.annotations?.runbook_url !== `${TEST_RUNBOOK_BASE_URL}#${rule.alert.toLowerCase()}`);
     expect(wrong.map((rule) => rule.alert)).toEqual([]);
+  });
+
+  it("refuses to install alerts without a runbook URL, naming the value to set", async () => {
+    const refused = renderChart({ "metrics.prometheusRule.enabled": true });
+    await expect(refused).rejects.toThrow(/metrics\.prometheusRule\.runbookBaseUrl is required/);
+    // Without the rules, nothing asks for it.
+    expect((await renderChart()).some((manifest) => manifest.kind === "PrometheusRule")).toBe(false);
   });
 });

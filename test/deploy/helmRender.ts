@@ -39,9 +39,16 @@ export interface RuleGroup {
   readonly rules: readonly AlertingRule[];
 }
 
+/** Where the tests say their copy of docs/OPERATIONS.md is published, as an operator must (values.yaml). */
+export const TEST_RUNBOOK_BASE_URL = "https://docs.example.com/compactd/docs/OPERATIONS.md";
+
 /** The rule groups of the chart's PrometheusRule, as a Prometheus rule file holds them. */
 export async function renderRuleGroups(sets: Readonly<Record<string, string | number | boolean>> = {}): Promise<RuleGroup[]> {
-  const manifests = await renderChart({ "metrics.prometheusRule.enabled": true, ...sets });
+  const manifests = await renderChart({
+    "metrics.prometheusRule.enabled": true,
+    "metrics.prometheusRule.runbookBaseUrl": TEST_RUNBOOK_BASE_URL,
+    ...sets,
+  });
   const rule = manifests.find((manifest) => manifest.kind === "PrometheusRule") as { spec: { groups: RuleGroup[] } } | undefined;
   if (rule === undefined) throw new Error("the chart renders no PrometheusRule");
   return rule.spec.groups;

@@ -256,7 +256,6 @@ An alert's runbook link: the section of docs/OPERATIONS.md named after it.
 Called with (dict "ctx" $ "alert" "CompactdJobsFailing").
 */}}
 {{- define "compactd.runbook" -}}
-{{- with .ctx.Values.metrics.prometheusRule.runbookBaseUrl -}}
-runbook_url: {{ printf "%s#%s" . (lower $.alert) | quote }}
-{{- end }}
+{{- $base := required "metrics.prometheusRule.runbookBaseUrl is required with metrics.prometheusRule.enabled: the URL of your copy of docs/OPERATIONS.md (e.g. https://github.com/<you>/compactd/blob/main/docs/OPERATIONS.md); each alert links to its section there" .ctx.Values.metrics.prometheusRule.runbookBaseUrl -}}
+runbook_url: {{ printf "%s#%s" $base (lower $.alert) | quote }}
 {{- end }}

@@ -196,10 +196,23 @@ function optional<T>(
   return { env, default: whenUnset, description, secret, schema: schema.optional() };
 }
 
-const logLevel: z.ZodType<LogLevel, string> = z.string().transform((raw, ctx) => {
-  const level = raw.trim().toLowerCase();
-  return (LOG_LEVELS as readonly string[]).includes(level) ? (level as LogLevel) : fail(ctx, `expected one of ${LOG_LEVELS.join(", ")}`);
-});
+function oneOf<T extends string>(values: readonly T[]): z.ZodType<T, string> {
+  return z.string().transform((raw, ctx) => {
+    const value = raw.trim().toLowerCase();
+    return (values as readonly string[]).includes(value) ? (value as T) : fail(ctx, `expected one of ${values.join(", ")}`);
+  });
+}
+
+const flag: z.ZodType<boolean, string> = oneOf(["true", "false"]).transform((value) => value === "true");
+
+/**
+ * OTLP over HTTP with protobuf bodies is the one protocol the bundled
+ * exporter speaks; a `grpc` or `http/json` setting would otherwise be
+ * silently ignored and the collector would wonder where the traces went.
+ */
+const otlpProtocol = oneOf(["http/protobuf"]);
+
+const logLevel: z.ZodType<LogLevel, string> = oneOf(LOG_LEVELS);
 
 const MIB = 1024 * 1024;
 
@@ -264,6 +277,43 @@ const VARIABLES = {
     "info",
     logLevel,
     "Least severe JSON log line written: `info` logs each job's end and every failure; `debug` adds job starts.",
+  ),
+  otelSdkDisabled: withDefault(
+    "OTEL_SDK_DISABLED",
+    "false",
+    flag,
+    "`true` turns tracing off whatever the other OTEL_* variables say.",
+  ),
+  otelTracesExporter: optional(
+    "OTEL_TRACES_EXPORTER",
+    oneOf(["otlp", "none"]),
+    "`otlp` turns tracing on (to the endpoint below, or http://localhost:4318); `none` turns it off.",
+    "unset: tracing is on exactly when an OTLP endpoint is set",
+  ),
+  otlpEndpoint: optional(
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    url(["http:", "https:"]),
+    "OTLP/HTTP collector base URL (traces go to `/v1/traces` under it); setting it turns tracing on. The exporter also honours OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT and _COMPRESSION, and OTEL_TRACES_SAMPLER and OTEL_RESOURCE_ATTRIBUTES apply.",
+    "unset: no traces (see OTEL_TRACES_EXPORTER)",
+  ),
+  otlpTracesEndpoint: optional(
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    url(["http:", "https:"]),
+    "Full URL traces are posted to, instead of OTEL_EXPORTER_OTLP_ENDPOINT's `/v1/traces`; setting it turns tracing on.",
+    "unset: derived from OTEL_EXPORTER_OTLP_ENDPOINT",
+  ),
+  otlpProtocol: optional("OTEL_EXPORTER_OTLP_PROTOCOL", otlpProtocol, "OTLP transport; only `http/protobuf` is supported.", "http/protobuf"),
+  otlpTracesProtocol: optional(
+    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+    otlpProtocol,
+    "OTLP transport of traces; only `http/protobuf` is supported.",
+    "http/protobuf",
+  ),
+  otelServiceName: optional(
+    "OTEL_SERVICE_NAME",
+    text,
+    "The `service.name` of exported spans.",
+    "`compactd-api` (serve), `compactd-worker` (worker), `compactd` (dev)",
   ),
   workerConcurrency: withDefault(
     "WORKER_CONCURRENCY",

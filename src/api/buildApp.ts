@@ -10,6 +10,7 @@
  */
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from "fastify";
 import type { Config } from "../config.js";
+import { exposition } from "../metrics/exposition.js";
 import { createMetrics, type Metrics } from "../metrics/metrics.js";
 import type { LoggerOptions } from "pino";
 import { redisFaultOf } from "../queue/redisFaults.js";
@@ -24,6 +25,8 @@ import { registerCompactionRoutes } from "./compactionRoutes.js";
 import { countHttpRequests } from "./httpMetrics.js";
 import { openapiDocument } from "./openapiDocument.js";
 import { ErrorCodes } from "../client/errorCodes.js";
+import { traceHttpRequests } from "../telemetry/httpTracing.js";
+import { tracingOn } from "../telemetry/tracing.js";
 
 export interface ApiDeps {
   /** Shared with the worker in `compactd dev`; a fresh registry otherwise. */
@@ -79,6 +82,7 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
   app.addHook("onClose", () => services.close());
 
   const document = openapiDocument(config.maxBatchItems);
+  if (tracingOn()) traceHttpRequests(app);
   countHttpRequests(app, metrics, document);
   app.get("/openapi.json", async () => document);
   app.get("/healthz", async () => ({ status: "ok" }));
@@ -86,9 +90,10 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
     const probe = await probeShards(services.redis, services.queues);
     return reply.code(probe.ok ? 200 : 503).send(probe.ok ? { status: "ok" } : { status: "unavailable", redis: probe.fault });
   });
-  app.get("/metrics", async (_request, reply) =>
-    reply.header("content-type", metrics.registry.contentType).send(await metrics.registry.metrics()),
-  );
+  app.get("/metrics", async (request, reply) => {
+    const scrape = await exposition(metrics.registry, request.headers.accept);
+    return reply.header("content-type", scrape.contentType).send(scrape.body);
+  });
   // The tenant's routes. Both checks run on the headers alone, before fastify
   // reads the body: a wrong key or an API at its intake limit costs a few
   // microseconds, not the reading and parsing of 20 MiB.

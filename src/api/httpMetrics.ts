@@ -11,6 +11,7 @@
  * while Redis is away, a 500) appear with their first occurrence.
  */
 import type { FastifyInstance } from "fastify";
+import { observeLatency } from "../metrics/exemplars.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { OpenApiDocument } from "./openapiDocument.js";
 
@@ -26,6 +27,6 @@ export function countHttpRequests(app: FastifyInstance, metrics: Metrics, docume
   app.addHook("onResponse", async (request, reply) => {
     const labels = { method: request.method, route: request.routeOptions.url ?? "unmatched" };
     metrics.httpRequestsTotal.inc({ ...labels, status_code: String(reply.statusCode) });
-    metrics.httpRequestDuration.observe(labels, reply.elapsedTime / 1000);
+    observeLatency(metrics.httpRequestDuration, labels, reply.elapsedTime / 1000);
   });
 }

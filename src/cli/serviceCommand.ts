@@ -14,12 +14,16 @@ import { runApi } from "../api/runApi.js";
 import { ConfigError, loadConfig, withoutCredentials, type Config } from "../config.js";
 import { createMetrics } from "../metrics/metrics.js";
 import type { RunningProcess } from "../queue/runningProcess.js";
+import { startTracing } from "../telemetry/tracing.js";
 import { runWorker } from "../worker/runWorker.js";
 import type { Io } from "./compactCommand.js";
 import { localRedis, type LocalRedis } from "./localRedis.js";
 import { EXIT, UsageError } from "./usageError.js";
 
 export type ServiceKind = "serve" | "worker" | "dev";
+
+/** Each process's default `service.name` in traces (OTEL_SERVICE_NAME overrides it). */
+const SERVICE_NAMES: Readonly<Record<ServiceKind, string>> = { serve: "compactd-api", worker: "compactd-worker", dev: "compactd" };
 
 /** The key `compactd dev` accepts when COMPACTD_API_KEYS is unset: a laptop needs no secret. */
 export const DEV_API_KEY = { tenant: "local", key: "dev" } as const;
@@ -40,6 +44,9 @@ export async function runService(kind: ServiceKind, io: Io, options: ServiceOpti
   const running: RunningProcess[] = [];
   const log = (line: string) => io.stderr.write(`compactd ${kind}: ${line}\n`);
   let redis: LocalRedis | undefined;
+  // Before any queue exists: BullMQ's telemetry is given to queues as they are made.
+  const tracing = await startTracing(config, SERVICE_NAMES[kind]);
+  if (tracing !== undefined) log("tracing on: exporting spans over OTLP/HTTP (OTEL_* variables)");
   try {
     if (kind === "dev") {
       if (config.redisClusterNodes === undefined) {
@@ -74,6 +81,7 @@ export async function runService(kind: ServiceKind, io: Io, options: ServiceOpti
     // Close in reverse order: the API stops taking requests before the worker stops taking jobs.
     for (const started of running.reverse()) await started.close();
     await redis?.stop();
+    await tracing?.shutdown();
     // Everything is closed; a connection the libraries still hold (Redis gone
     // during shutdown) must not keep the process alive past its grace period.
     setTimeout(() => process.exit(process.exitCode ?? EXIT.compacted), EXIT_GRACE_MS).unref();

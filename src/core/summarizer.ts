@@ -55,6 +55,8 @@ export interface SummarizationResponse {
 export interface Summarizer {
   /** Short name for logs and metrics (`anthropic`); `offline` is taken by the compactor's own summarizer. */
   readonly name: string;
+  /** The model it asks, when it has one: named in traces, never part of the request. */
+  readonly model?: string;
   summarize(request: SummarizationRequest): Promise<SummarizationResponse>;
 }
 

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type RegistryContentType } from "prom-client";
 import { REASONS } from "../core/compactor.js";
 
 /**
@@ -72,6 +72,11 @@ export interface Metrics {
   readonly tokensAfter: Histogram;
   /** reason: the compaction's reason (threshold | overflow | manual), not the failure text. */
   readonly degradedTotal: Counter<"reason">;
+  /**
+   * The latency histograms below (`*_seconds`) carry the trace of an
+   * observation as an exemplar: observe them with `observeLatency`
+   * (exemplars.ts), which prom-client's exemplar mode requires.
+   */
   /** From a worker taking the job to its end; reason as above. */
   readonly jobDuration: Histogram<"reason">;
   /**
@@ -110,7 +115,12 @@ export interface Metrics {
 export function createMetrics(registry: Registry = new Registry()): Metrics {
   collectDefaultMetrics({ register: registry });
   for (const name of MISNAMED_DEFAULT_GAUGES) registry.removeSingleMetric(name);
-  const registers = [registry];
+  // prom-client admits histograms with exemplars only onto an OpenMetrics
+  // registry; it is one while they are created and renders the text format
+  // by default afterwards (exposition.ts chooses per scrape).
+  const anyFormat = registry as Registry<RegistryContentType>;
+  anyFormat.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+  const registers = [anyFormat];
   const metrics: Metrics = {
     registry,
     jobsTotal: new Counter({
@@ -142,6 +152,7 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
       help: "Time a worker spent on a compaction job.",
       labelNames: ["reason"],
       buckets: LLM_SECONDS,
+      enableExemplars: true,
       registers,
     }),
     jobLatency: new Histogram({
@@ -149,6 +160,7 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
       help: "Time from submission to a compaction's outcome (completed, degraded or failed), retries included.",
       labelNames: ["reason"],
       buckets: LLM_SECONDS,
+      enableExemplars: true,
       registers,
     }),
     queueWait: new Histogram({
@@ -156,6 +168,7 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
       help: "Time from submission until a worker took the job.",
       labelNames: ["reason"],
       buckets: QUEUE_WAIT_SECONDS,
+      enableExemplars: true,
       registers,
     }),
     summarizerRequestsTotal: new Counter({
@@ -180,6 +193,7 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
       name: "compactd_summarizer_duration_seconds",
       help: "Duration of one summarization call.",
       buckets: LLM_SECONDS,
+      enableExemplars: true,
       registers,
     }),
     callbacksTotal: new Counter({
@@ -192,6 +206,7 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
       name: "compactd_callback_duration_seconds",
       help: "Duration of one callback delivery attempt.",
       buckets: CALLBACK_SECONDS,
+      enableExemplars: true,
       registers,
     }),
     queueJobs: new Gauge({
@@ -226,9 +241,11 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
       help: "Time the API took to answer a request, by method and route pattern.",
       labelNames: ["method", "route"],
       buckets: HTTP_SECONDS,
+      enableExemplars: true,
       registers,
     }),
   };
+  anyFormat.setContentType(Registry.PROMETHEUS_CONTENT_TYPE);
   exportEveryLabelSetAtZero(metrics);
   return metrics;
 }

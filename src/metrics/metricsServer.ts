@@ -2,6 +2,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
 import { ErrorCodes } from "../client/errorCodes.js";
+import { exposition } from "./exposition.js";
 
 /**
  * The worker's small HTTP side door: `/metrics` for Prometheus and whatever
@@ -44,7 +45,8 @@ export async function startMetricsServer({ registry, port, host, probes = {} }: 
       if (request.method !== "GET" && request.method !== "HEAD") {
         send(405, "application/json", JSON.stringify({ error: { code: ErrorCodes.methodNotAllowed, message: "use GET" } }));
       } else if (path === "/metrics") {
-        send(200, registry.contentType, await registry.metrics());
+        const scrape = await exposition(registry, request.headers.accept);
+        send(200, scrape.contentType, scrape.body);
       } else if (Object.hasOwn(probes, path)) {
         const result = await probes[path]!();
         send(result.ok ? 200 : 503, "application/json", JSON.stringify({ status: result.ok ? "ok" : "unavailable", ...result.detail }));

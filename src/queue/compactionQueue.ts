@@ -14,6 +14,7 @@
  *   job lost to a Redis outage).
  */
 import { Queue, type Job } from "bullmq";
+import { queueTelemetry } from "../telemetry/tracing.js";
 import type { RedisClient } from "./redisConnection.js";
 import { COMPACTION_JOB_NAME, inFlightId, PRIORITY_BY_REASON, shardOfJobId, type CompactionJobData } from "./compactionJob.js";
 import { COMPACTION_QUEUE, shardPrefix } from "./queueNames.js";
@@ -34,6 +35,7 @@ export function createCompactionQueue(connection: RedisClient, options: Compacti
   return new Queue<CompactionJobData>(COMPACTION_QUEUE, {
     connection,
     prefix: options.prefix,
+    ...queueTelemetry(),
     defaultJobOptions: {
       attempts: options.attempts,
       backoff: { type: "exponential", delay: options.backoffMs },

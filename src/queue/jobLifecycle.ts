@@ -19,6 +19,7 @@
 import { ErrorCodes } from "../client/errorCodes.js";
 import type { CompactionCompletedEvent, WebhookEvent } from "../client/webhookEvents.js";
 import type { Reason } from "../core/compactor.js";
+import { observeLatency } from "../metrics/exemplars.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { BatchStore } from "./batchStore.js";
 import type { CompactionJobData } from "./compactionJob.js";
@@ -212,7 +213,7 @@ function asSettled(job: CompactionJob): StalledJob {
 function countOutcome(metrics: Metrics, job: SettledJob, outcome: FinalOutcome): void {
   const { reason } = job.data;
   // Cancelled jobs have nobody waiting on them; every other outcome ends a wait.
-  if (outcome.status !== "cancelled") metrics.jobLatency.observe({ reason }, Math.max(0, outcome.finishedAt - job.timestamp) / 1000);
+  if (outcome.status !== "cancelled") observeLatency(metrics.jobLatency, { reason }, Math.max(0, outcome.finishedAt - job.timestamp) / 1000);
   if (outcome.status !== "completed") {
     metrics.jobsTotal.inc({ reason, outcome: outcome.status });
     return;

@@ -76,6 +76,7 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
 
   return {
     name: "anthropic",
+    model,
     async summarize(request: SummarizationRequest): Promise<SummarizationResponse> {
       /*
        * The request carries exactly model, max_tokens, system and one user

@@ -3,6 +3,7 @@ import type { WebhookEvent } from "../client/webhookEvents.js";
 import type { RedisClient } from "../queue/redisConnection.js";
 import type { Config } from "../config.js";
 import type { CallbackNotice, NotifyCallback } from "../queue/jobLifecycle.js";
+import { queueTelemetry } from "../telemetry/tracing.js";
 import { CALLBACK_QUEUE } from "../queue/queueNames.js";
 import { type CallbackRetryPolicy, callbackAttempts } from "./retrySchedule.js";
 import { webhookIdFor } from "./signing.js";
@@ -81,6 +82,7 @@ export function createCallbackQueue(connection: RedisClient, config: CallbackCon
   return new Queue<CallbackJobData>(CALLBACK_QUEUE, {
     connection,
     prefix: config.queuePrefix,
+    ...queueTelemetry(),
     defaultJobOptions: {
       attempts: callbackAttempts(callbackRetryPolicy(config)),
       backoff: { type: CALLBACK_BACKOFF },

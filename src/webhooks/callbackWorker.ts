@@ -1,8 +1,11 @@
+import { context, propagation, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { DelayedError, UnrecoverableError, Worker } from "bullmq";
 import type { RedisClient } from "../queue/redisConnection.js";
+import { observeLatency } from "../metrics/exemplars.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Logger } from "../telemetry/logger.js";
 import { inflatePayload } from "../queue/payloadCodec.js";
+import { queueTelemetry, tracer } from "../telemetry/tracing.js";
 import { CALLBACK_QUEUE } from "../queue/queueNames.js";
 import type { ResultStore } from "../queue/resultStore.js";
 import { parseCallbackAllow } from "./callbackAllow.js";
@@ -78,16 +81,25 @@ export function createCallbackWorker({
       if (error instanceof CallbackUrlError) return { outcome: "refused", detail: error.message };
       throw error;
     }
-    const started = performance.now();
-    const result = await deliverCallback({
-      url,
-      headers: signWebhook(secret, job.data.webhookId, body),
-      body,
-      timeoutMs: config.callbackTimeoutMs,
-      lookup,
+    // The receiver continues the trace: the request carries this span's
+    // traceparent. The URL's host only, never its path or query (it may hold a token).
+    const attributes = {
+      "server.address": url.hostname,
+      "compactd.webhook.id": job.data.webhookId,
+      "compactd.webhook.event": job.data.type,
+      "compactd.callback.attempt": job.attemptsMade + 1,
+    };
+    return tracer().startActiveSpan("deliver callback", { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      const headers: Record<string, string> = { ...signWebhook(secret, job.data.webhookId, body) };
+      propagation.inject(context.active(), headers);
+      const started = performance.now();
+      const result = await deliverCallback({ url, headers, body, timeoutMs: config.callbackTimeoutMs, lookup });
+      observeLatency(metrics.callbackDuration, {}, (performance.now() - started) / 1000);
+      span.setAttribute("compactd.callback.outcome", result.outcome);
+      if (result.outcome !== "delivered" && result.outcome !== "gone") span.setStatus({ code: SpanStatusCode.ERROR, message: result.outcome });
+      span.end();
+      return result;
     });
-    metrics.callbackDuration.observe((performance.now() - started) / 1000);
-    return result;
   };
 
   const processJob = async (job: CallbackJob, token?: string): Promise<CallbackJobResult> => {
@@ -134,6 +146,7 @@ export function createCallbackWorker({
     connection,
     prefix: config.queuePrefix,
     concurrency: config.callbackConcurrency,
+    ...queueTelemetry(),
     // The compaction worker's crash settings: a delivery cut off by a crash
     // is retried within seconds, like a compaction.
     lockDuration: config.lockDurationMs,

@@ -18,6 +18,7 @@
  * - the worker is shutting down: the job goes back to the queue untouched,
  *   for another worker.
  */
+import { trace } from "@opentelemetry/api";
 import { UnrecoverableError, WaitingError, type Job } from "bullmq";
 import { createCompactor, type Result } from "../core/compactor.js";
 import { isTransient } from "../core/degradation.js";
@@ -25,6 +26,7 @@ import { CompactionDisabledError, InvalidConversationError, NothingToCompactErro
 import { parseConversation } from "../core/formats/parseConversation.js";
 import type { Conversation } from "../core/message.js";
 import { OFFLINE_SUMMARIZER, type SummarizerChoice } from "../core/compactor.js";
+import { observeLatency, traceExemplar } from "../metrics/exemplars.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { CompactionJobData, ConversationPayload } from "../queue/compactionJob.js";
@@ -33,6 +35,7 @@ import { inflatePayload } from "../queue/payloadCodec.js";
 import type { FinalOutcome, JobError, ResultStore } from "../queue/resultStore.js";
 import { summarizerMetrics } from "./summarizerMetrics.js";
 import { holdLockAfterEachCall, lockForCpuWork } from "./lockForCpuWork.js";
+import { traceSummarizerCalls } from "./tracedSummarizer.js";
 import { ErrorCodes } from "../client/errorCodes.js";
 
 /** Abort reason of a job whose cancellation was requested through the API. */
@@ -114,13 +117,13 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
       await holdLock();
     });
     const chosen = deps.summarizerFor(data.model);
-    const summarizer = chosen === OFFLINE_SUMMARIZER ? chosen : holdLockAfterEachCall(chosen, holdLock);
+    const summarizer = chosen === OFFLINE_SUMMARIZER ? chosen : holdLockAfterEachCall(traceSummarizerCalls(chosen), holdLock);
     const compactor = createCompactor({ settings: { ...data.settings, contextWindow: data.contextWindow }, summarizer });
     if (compactor === null) {
       throw new JobRejected("failed", { code: ErrorCodes.invalidRequest, message: "must be a positive number of tokens", field: "contextWindow" });
     }
 
-    const stopTimer = metrics.jobDuration.startTimer({ reason: data.reason });
+    const stopTimer = metrics.jobDuration.startTimer({ reason: data.reason }, traceExemplar());
     let result: Result;
     try {
       result = await compactor.compact(conversation, {
@@ -155,7 +158,7 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
   return async (job, token, signal) => {
     const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     if (job.attemptsStarted <= 1) {
-      metrics.queueWait.observe({ reason: job.data.reason }, Math.max(0, Date.now() - job.timestamp) / 1000);
+      observeLatency(metrics.queueWait, { reason: job.data.reason }, Math.max(0, Date.now() - job.timestamp) / 1000);
     }
     const log = deps.log.child({
       jobId: idOf(job),
@@ -165,6 +168,9 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
       attempt: job.attemptsMade + 1,
     });
     log.debug("compaction started");
+    // BullMQ's `process` span (tracing on) is active: say which compaction it is.
+    const span = trace.getActiveSpan();
+    span?.setAttributes({ "compactd.job.id": idOf(job), "compactd.tenant": job.data.tenant, "compactd.reason": job.data.reason, "compactd.job.attempt": job.attemptsMade + 1 });
     let outcome: FinalOutcome;
     try {
       outcome = await run(job, token, signal ?? new AbortController().signal, finalAttempt, log);
@@ -182,6 +188,7 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
       }
     }
     const recorded = await lifecycle.settle({ id: idOf(job), data: job.data, timestamp: job.timestamp }, outcome);
+    span?.setAttribute("compactd.outcome", recorded.status === "completed" && recorded.result.degraded ? "degraded" : recorded.status);
     if (recorded === outcome) logOutcome(log, job, outcome);
     if (recorded.status === "completed") return { degraded: recorded.result.degraded };
     throw new UnrecoverableError(recorded.status === "cancelled" ? CANCEL_REASON : `${recorded.error.code}: ${recorded.error.message}`);

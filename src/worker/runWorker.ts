@@ -15,6 +15,7 @@ import { ErrorCodes } from "../client/errorCodes.js";
 import type { Config } from "../config.js";
 import { createMetrics, type Metrics } from "../metrics/metrics.js";
 import { createLogger, type Logger } from "../telemetry/logger.js";
+import { queueTelemetry } from "../telemetry/tracing.js";
 import { startMetricsServer, type MetricsServer } from "../metrics/metricsServer.js";
 import { startQueueJobsCollector } from "../metrics/queueJobsCollector.js";
 import { listenForCancels } from "../queue/cancelChannel.js";
@@ -94,6 +95,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
         lockDuration: config.lockDurationMs,
         stalledInterval: config.stalledIntervalMs,
         maxStalledCount: config.maxStalledCount,
+        ...queueTelemetry(),
       }),
   );
   for (const worker of workers) {

@@ -6,6 +6,7 @@
  * is read from the result's `degradation`, not from here.
  */
 import type { SummarizerCallReport } from "../core/summarizer.js";
+import { observeLatency } from "../metrics/exemplars.js";
 import type { Metrics, SummarizerOutcome } from "../metrics/metrics.js";
 import type { Logger } from "../telemetry/logger.js";
 
@@ -15,7 +16,7 @@ export function summarizerMetrics(metrics: Metrics, log: Logger): (call: Summari
     // An empty answer is a call that worked at the provider's end; the result's degradation says it was of no use.
     const counted: SummarizerOutcome = outcome === "empty" ? "ok" : outcome;
     metrics.summarizerRequestsTotal.inc({ outcome: counted });
-    metrics.summarizerDuration.observe(durationMs / 1000);
+    observeLatency(metrics.summarizerDuration, {}, durationMs / 1000);
     if (usage !== undefined) {
       metrics.summarizerTokensTotal.inc({ direction: "input" }, usage.inputTokens);
       metrics.summarizerTokensTotal.inc({ direction: "output" }, usage.outputTokens);
@@ -35,7 +36,7 @@ export function summarizerMetrics(metrics: Metrics, log: Logger): (call: Summari
  * the SDK's errors carry it as `status`; an error without one (connection
  * refused, a stream cut off or answering with an error event) is `none`.
  */
-function providerStatus(err: unknown): string {
+export function providerStatus(err: unknown): string {
   const status = typeof err === "object" && err !== null ? (err as { status?: unknown }).status : undefined;
   return typeof status === "number" && Number.isInteger(status) ? String(status) : "none";
 }

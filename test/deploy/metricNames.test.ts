@@ -59,7 +59,7 @@ describe("metric names in the dashboard and the alert rules", () => {
   it("reads the same metrics from a /metrics scrape as from the registry", async () => {
     const metrics = createMetrics(new Registry());
     metrics.jobsTotal.inc({ reason: "overflow", outcome: "completed" });
-    metrics.jobDuration.observe({ reason: "overflow" }, 1);
+    metrics.jobDuration.observe({ labels: { reason: "overflow" }, value: 1 });
     const scraped = metricsOfExposition(await metrics.registry.metrics());
     expect([...scraped.keys()].sort()).toEqual([...exposed.keys()].sort());
     expect(scraped.get("compactd_jobs_total")?.labelNames).toEqual(new Set(["reason", "outcome"]));

@@ -61,9 +61,9 @@ describe("createMetrics", () => {
 
   it("sizes histogram buckets for minute-long LLM calls and 2M-token contexts", async () => {
     const metrics = createMetrics();
-    metrics.jobDuration.observe({ reason: "overflow" }, 1);
-    metrics.queueWait.observe({ reason: "threshold" }, 1);
-    metrics.summarizerDuration.observe(1);
+    metrics.jobDuration.observe({ labels: { reason: "overflow" }, value: 1 });
+    metrics.queueWait.observe({ labels: { reason: "threshold" }, value: 1 });
+    metrics.summarizerDuration.observe({ value: 1 });
     metrics.tokensBefore.observe(1);
     metrics.tokensAfter.observe(1);
     const text = await metrics.registry.metrics();

@@ -9,13 +9,14 @@
  * file alone).
  */
 import { randomBytes } from "node:crypto";
+import { request as httpRequest } from "node:http";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { serviceEnv, startServiceProcess, type ServiceProcess } from "../../bench/service/serviceProcesses.js";
 import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
-import { markedRequest } from "../helpers/markedConversation.js";
+import { markedConversation, markedRequest } from "../helpers/markedConversation.js";
 import { SPAN_KIND, startOtlpCollector, type OtlpCollector, type ReceivedSpan } from "../helpers/otlpCollector.js";
 import { deleteKeysUnder, testPrefix } from "../helpers/redisTestPrefix.js";
 import { bearer } from "../helpers/serviceConfig.js";
@@ -105,13 +106,20 @@ async function deploy(name: string, env: Record<string, string>): Promise<Deploy
 }
 
 /** Submits one compaction with a callback, as an agent inside `traceparent`'s trace, and waits for the callback. */
-async function compactWithCallback(api: ServiceProcess, traceparent: string, marker: string): Promise<{ jobId: string; callbackHeaders: Record<string, unknown> }> {
+async function compactWithCallback(
+  api: ServiceProcess,
+  traceparent: string,
+  marker: string,
+  slowLarge = false,
+): Promise<{ jobId: string; callbackHeaders: Record<string, unknown> }> {
   const callbackPath = `/${marker}`;
-  const response = await fetch(`http://127.0.0.1:${api.port}/v1/compactions`, {
-    method: "POST",
-    headers: { ...bearer("acme"), "content-type": "application/json", traceparent },
-    body: JSON.stringify(markedRequest(marker, { reason: "overflow", callbackUrl: receiver.url(callbackPath) })),
-  });
+  const request = { ...markedRequest(marker, { reason: "overflow", callbackUrl: receiver.url(callbackPath) }) };
+  if (slowLarge) request.messages = markedConversation(marker, 50);
+  const headers = { ...bearer("acme"), "content-type": "application/json", traceparent };
+  const body = JSON.stringify(request);
+  const response = slowLarge
+    ? await postInParts(`http://127.0.0.1:${api.port}/v1/compactions`, headers, body)
+    : await fetch(`http://127.0.0.1:${api.port}/v1/compactions`, { method: "POST", headers, body });
   expect(response.status).toBe(202);
   const jobId = String(((await response.json()) as { id: string }).id);
   await waitUntil(() => receiver.received.some((callback) => callback.path === callbackPath), "the callback arrived", 30_000);
@@ -120,6 +128,32 @@ async function compactWithCallback(api: ServiceProcess, traceparent: string, mar
 }
 
 const hexId = (bytes: number): string => randomBytes(bytes).toString("hex");
+
+/**
+ * POSTs `body` in four parts with pauses between them, as a slow client's
+ * upload arrives: the API reads most of it after its request hooks ran, in
+ * events of the request stream.
+ */
+function postInParts(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; json(): Promise<unknown> }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: "POST", headers: { ...headers, "content-length": String(Buffer.byteLength(body)) } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, json: async () => JSON.parse(Buffer.concat(chunks).toString("utf8")) }));
+    });
+    request.on("error", reject);
+    const part = Math.ceil(body.length / 4);
+    const send = (index: number): void => {
+      if (index === 4) {
+        request.end();
+        return;
+      }
+      request.write(body.slice(index * part, (index + 1) * part));
+      setTimeout(() => send(index + 1), 100);
+    };
+    send(0);
+  });
+}
 
 describe("tracing over OTLP, turned on by OTEL_EXPORTER_OTLP_ENDPOINT", () => {
   it("continues the agent's trace through the API, the queue, the worker, the summarizer and into the webhook", async () => {
@@ -178,12 +212,29 @@ describe("tracing over OTLP, turned on by OTEL_EXPORTER_OTLP_ENDPOINT", () => {
     // The job's latency observation links to the trace, in an OpenMetrics scrape.
     const scrape = await fetch(`http://127.0.0.1:${deployment.metricsPort}/metrics`, { headers: { accept: "application/openmetrics-text; version=1.0.0" } });
     expect(scrape.headers.get("content-type")).toContain("application/openmetrics-text");
-    const latencyLines = (await scrape.text()).split("\n").filter((line) => line.startsWith('compactd_job_latency_seconds_bucket{le="') || line.startsWith("compactd_job_latency_seconds_bucket{"));
+    const latencyLines = (await scrape.text()).split("\n").filter((line) => line.startsWith("compactd_job_latency_seconds_bucket{"));
     expect(latencyLines.some((line) => line.includes('reason="overflow"') && line.includes(`# {trace_id="${traceId}"`))).toBe(true);
+    // So does the API's latency of the request that started the trace.
+    const apiScrape = await (await fetch(`http://127.0.0.1:${deployment.api.port}/metrics`, { headers: { accept: "application/openmetrics-text" } })).text();
+    const requestLines = apiScrape.split("\n").filter((line) => line.startsWith("compactd_http_request_duration_seconds_bucket{") && line.includes('route="/v1/compactions"'));
+    expect(requestLines.some((line) => line.includes(`# {trace_id="${traceId}",span_id="${request.spanId}"}`))).toBe(true);
     // The text format, for everyone else, has no exemplars.
     const text = await (await fetch(`http://127.0.0.1:${deployment.metricsPort}/metrics`)).text();
     expect(text).toContain("compactd_jobs_total{");
     expect(text).not.toContain("trace_id");
+  }, 90_000);
+  it("keeps the request's trace for a large body a slow client sends in parts, taken in on an intake thread", async () => {
+    const deployment = await deploy("tracing-large", { ...FAST_EXPORT, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
+    const traceId = hexId(16);
+    // About 350 KB, above COMPACTD_INTAKE_THREAD_MIN_BYTES (128 KiB).
+    const { jobId } = await compactWithCallback(deployment.api, `00-${traceId}-${hexId(8)}-01`, "large", true);
+    const inTrace = (): ReceivedSpan[] => collector.spans.filter((span) => span.traceId === traceId);
+    await waitUntil(() => inTrace().some((span) => span.name === "deliver callback"), "the delivery span was exported", 20_000);
+    const request = inTrace().find((span) => span.name === "POST /v1/compactions");
+    const enqueue = inTrace().find((span) => span.kind === SPAN_KIND.producer && span.service === "compactd-api");
+    const processing = inTrace().find((span) => span.kind === SPAN_KIND.consumer && span.attributes["bullmq.job.id"] === jobId);
+    expect(enqueue?.parentSpanId).toBe(request?.spanId);
+    expect(processing?.parentSpanId).toBe(enqueue?.spanId);
   }, 90_000);
 });
 

@@ -69,6 +69,19 @@ export function invalidField(field: string, message: string, code: string = Erro
   return new ApiError(400, code, `${field}: ${message}`, field);
 }
 
+/**
+ * 410: `what` was issued by this service and is no longer stored. Redis has
+ * forgotten whether it completed, so the agent's only safe move is to submit
+ * the work again (docs/OPERATIONS.md, "When Redis loses its data").
+ */
+export function gone(what: string): ApiError {
+  return new ApiError(
+    410,
+    ErrorCodes.gone,
+    `${what} was accepted but is no longer stored: its result expired (COMPACTD_RESULT_TTL_SECONDS) or Redis lost its data; submit it again`,
+  );
+}
+
 /** Seconds a client should wait before retrying a request refused for load or an outage. */
 export const RETRY_AFTER_SECONDS = 5;
 

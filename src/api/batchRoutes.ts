@@ -14,9 +14,9 @@
 import type { FastifyInstance } from "fastify";
 import type { JobState } from "bullmq";
 import type { BatchItem, BatchRecord } from "../queue/batchStore.js";
-import { batchItemJobSeed, idempotentBatchId, isBatchId, jobIdInShard, newBatchId, shardFor } from "../queue/compactionJob.js";
+import { batchItemJobSeed, idempotentBatchId, isBatchId, isIssuedId, jobIdInShard, newBatchId, shardFor } from "../queue/compactionJob.js";
 import type { FinalStatus } from "../queue/resultStore.js";
-import { ApiError } from "./apiError.js";
+import { ApiError, gone } from "./apiError.js";
 import type { ApiServices } from "./apiServices.js";
 import { checkCallback, ensureCapacity, keyReused, readIdempotencyKey } from "./compactionRoutes.js";
 import { ErrorCodes } from "../client/errorCodes.js";
@@ -107,6 +107,8 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
     const id = (request.params as { id: string }).id;
     if (isBatchId(id)) await services.whenRedisReady();
     const record = isBatchId(id) ? await batches.get(id) : undefined;
+    // A batch record is kept as long as its jobs' results: an issued id with no record is gone.
+    if (record === undefined && isIssuedId(id)) throw gone(`batch ${id}`);
     if (record === undefined || record.tenant !== tenant) throw new ApiError(404, ErrorCodes.notFound, `no batch ${id}`);
     return viewBatch(services, record);
   });

@@ -2,11 +2,11 @@
  * `POST /v1/compactions`, `GET /v1/compactions/:id`, `DELETE /v1/compactions/:id`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { idempotentJobSeed, isJobId, jobIdInShard, newJobSeed, shardFor } from "../queue/compactionJob.js";
+import { idempotentJobSeed, isIssuedId, isJobId, jobIdInShard, newJobSeed, shardFor } from "../queue/compactionJob.js";
 import { backlogOf, type CompactionQueue } from "../queue/compactionQueue.js";
 import { isFinished, type JobView } from "../queue/jobView.js";
 import { CallbackUrlError, checkCallbackUrl } from "../webhooks/callbackUrl.js";
-import { ApiError, invalidField, RETRY_AFTER_SECONDS } from "./apiError.js";
+import { ApiError, gone, invalidField, RETRY_AFTER_SECONDS } from "./apiError.js";
 import type { ApiServices } from "./apiServices.js";
 import { MAX_WAIT_SECONDS } from "./jobWaiter.js";
 import { ErrorCodes } from "../client/errorCodes.js";
@@ -103,13 +103,17 @@ function reread(services: ApiServices, tenant: string, last: JobView): () => Pro
   return async () => (await services.lifecycle.view(tenant, last.id)) ?? last;
 }
 
-/** The job, or 404 for an unknown id and for another tenant's job alike. */
+/**
+ * The job; 404 for an id never issued and for another tenant's job alike; 410
+ * for an id this service issued that Redis no longer holds (see isIssuedId).
+ */
 async function findJob(services: ApiServices, tenant: string, id: string): Promise<JobView> {
   const known = isJobId(id) && services.queues.holds(id);
   if (known) await services.whenRedisReady();
   const view = known ? await services.lifecycle.view(tenant, id) : undefined;
-  if (view === undefined) throw new ApiError(404, ErrorCodes.notFound, `no compaction ${id}`);
-  return view;
+  if (view !== undefined) return view;
+  if (known && isIssuedId(id) && !(await services.lifecycle.isStored(id))) throw gone(`compaction ${id}`);
+  throw new ApiError(404, ErrorCodes.notFound, `no compaction ${id}`);
 }
 
 /**

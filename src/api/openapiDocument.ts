@@ -267,6 +267,7 @@ export function openapiDocument(maxBatchItems: number): OpenApiDocument {
             "400": errorResponse("`wait` is not a whole number of seconds in range."),
             "401": errorResponse("Missing or unknown API key."),
             "404": errorResponse("No such job for this tenant."),
+            "410": errorResponse("The id was issued by this service, but the job is no longer stored (its result expired, or Redis lost its data): submit again."),
           },
         },
         delete: {
@@ -277,6 +278,7 @@ export function openapiDocument(maxBatchItems: number): OpenApiDocument {
             "202": json("The running job is being aborted.", ref("Job")),
             "401": errorResponse("Missing or unknown API key."),
             "404": errorResponse("No such job for this tenant."),
+            "410": errorResponse("The id was issued by this service, but the job is no longer stored (its result expired, or Redis lost its data): submit again."),
             "409": errorResponse("The job has already completed or failed."),
           },
         },
@@ -302,6 +304,7 @@ export function openapiDocument(maxBatchItems: number): OpenApiDocument {
             "200": json("The batch.", ref("Batch")),
             "401": errorResponse("Missing or unknown API key."),
             "404": errorResponse("No such batch for this tenant."),
+            "410": errorResponse("The id was issued by this service, but the batch is no longer stored (its results expired, or Redis lost its data)."),
           },
         },
       },

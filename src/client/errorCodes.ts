@@ -18,6 +18,11 @@ export const ErrorCodes = {
   invalidCallbackUrl: "invalid_callback_url",
   unauthorized: "unauthorized",
   notFound: "not_found",
+  /**
+   * A job or batch id the service issued but no longer holds: its result
+   * expired (COMPACTD_RESULT_TTL_SECONDS) or Redis lost its data. Submit again.
+   */
+  gone: "gone",
   /** The metrics and probe server answers GET (and HEAD) only. */
   methodNotAllowed: "method_not_allowed",
   bodyTooLarge: "body_too_large",

@@ -71,12 +71,49 @@ const JOB_ID_PREFIX = "cmp_";
 const BATCH_ID_PREFIX = "bat_";
 
 /**
- * A job id is `cmp_`, 30 hex digits and its queue shard as two more, so any
- * process finds a job's shard from its id alone, whatever the configured
- * shard count is now (a deployment that adds shards still finds its old jobs).
+ * Hex digits of the check an id ends with (before a job id's shard). An id the
+ * service no longer finds was either issued and then lost (its result expired,
+ * or Redis lost its data) or never issued at all; only the id itself can tell
+ * which once Redis has forgotten everything, so every id carries a check of
+ * its own digits. It is a checksum, not a signature: it tells a mistyped or
+ * made-up id from an issued one (one chance in four billion of passing), and
+ * forging one gains nothing but a 410 for a job that does not exist.
+ */
+const CHECK_HEX = 8;
+
+function idCheck(digits: string): string {
+  return digest(`id check\n${digits}`).slice(0, CHECK_HEX);
+}
+
+/**
+ * A job id is `cmp_`, 22 hex digits of its seed, an 8-digit check of the
+ * seed and shard, and its queue shard as two more, so any process finds a
+ * job's shard from its id alone, whatever the configured shard count is now
+ * (a deployment that adds shards still finds its old jobs).
  */
 export function jobIdInShard(seed: string, shard: number): string {
-  return JOB_ID_PREFIX + seed.slice(0, 30) + shard.toString(16).padStart(2, "0");
+  const seedDigits = seed.slice(0, 32 - CHECK_HEX - 2);
+  const shardDigits = shard.toString(16).padStart(2, "0");
+  return JOB_ID_PREFIX + seedDigits + idCheck(seedDigits + shardDigits) + shardDigits;
+}
+
+/**
+ * Whether `id` is one this service issued (its check holds), so that not
+ * finding it means "gone" rather than "never existed". Ids issued before
+ * ids carried a check fail it and are reported as never existed.
+ */
+export function isIssuedId(id: string): boolean {
+  if (isJobId(id)) {
+    const digits = id.slice(JOB_ID_PREFIX.length);
+    const seedDigits = digits.slice(0, -CHECK_HEX - 2);
+    const shardDigits = digits.slice(-2);
+    return digits.slice(-CHECK_HEX - 2, -2) === idCheck(seedDigits + shardDigits);
+  }
+  if (isBatchId(id)) {
+    const digits = id.slice(BATCH_ID_PREFIX.length);
+    return digits.slice(-CHECK_HEX) === idCheck(digits.slice(0, -CHECK_HEX));
+  }
+  return false;
 }
 
 /** The queue shard a job id names; 0 for anything that is not a job id. */
@@ -119,12 +156,18 @@ export function newJobId(shard = 0): string {
   return jobIdInShard(newJobSeed(), shard);
 }
 
+/** A batch id is `bat_`, 24 hex digits and their 8-digit check. */
+function batchIdOf(digits: string): string {
+  const body = digits.slice(0, 32 - CHECK_HEX);
+  return BATCH_ID_PREFIX + body + idCheck(body);
+}
+
 export function newBatchId(): string {
-  return BATCH_ID_PREFIX + randomBytes(16).toString("hex");
+  return batchIdOf(randomBytes(16).toString("hex"));
 }
 
 export function idempotentBatchId(tenant: string, idempotencyKey: string): string {
-  return BATCH_ID_PREFIX + digest(`batch\n${tenant}\n${idempotencyKey}`);
+  return batchIdOf(digest(`batch\n${tenant}\n${idempotencyKey}`));
 }
 
 /**

@@ -66,6 +66,8 @@ export interface JobLifecycle {
   nothingToCompact(reason: Reason): void;
   /** Job `jobId` as the API shows it; undefined when unknown or another tenant's. */
   view(tenant: string, jobId: string): Promise<JobView | undefined>;
+  /** Whether Redis holds job `jobId` at all (the job, or a cancelled job's tombstone), whichever tenant's it is. */
+  isStored(jobId: string): Promise<boolean>;
   /** As {@link view}, of a job already read (an idempotent POST reads its job once). */
   viewOf(tenant: string, job: CompactionJob): Promise<JobView | undefined>;
   /** As {@link view}, of a cancelled queued job's tombstone already read. */
@@ -183,6 +185,7 @@ export function createJobLifecycle({ queues, results, batches, metrics, notify, 
     submit: (jobId, data, idempotent) => submitCompaction(queues.of(jobId), jobId, data, idempotent),
     nothingToCompact: (reason) => metrics.jobsTotal.inc({ reason, outcome: "nothing_to_compact" }),
     view: (tenant, jobId) => viewJob(queues.of(jobId), results, settleRead, tenant, jobId),
+    isStored: async (jobId) => (await queues.of(jobId).getJob(jobId)) !== undefined || (await results.getTombstone(jobId)) !== undefined,
     viewOf: (tenant, job) => viewOfJob(job, results, settleRead, tenant),
     viewOfCancelled: (tenant, jobId, tombstone) => viewOfTombstone(jobId, tombstone, results, tenant),
     async cancel(jobId) {

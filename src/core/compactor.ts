@@ -2,7 +2,7 @@
  * Summarizes conversation history into a checkpoint: the one stateful piece of
  * the core, holding settings and a summarizer and calling the pure steps.
  */
-import { apply } from "./apply.js";
+import { apply, keptMessages, type KeptMessages } from "./apply.js";
 import { causeOfError, degradedReasonOf, type Degradation, type DegradationCause } from "./degradation.js";
 import { CompactionDisabledError, NothingToCompactError } from "./errors.js";
 import { formatFileOperations } from "./fileOperations.js";
@@ -102,6 +102,19 @@ export interface Result {
   readonly firstKeptIndex: number;
 }
 
+/**
+ * A conversation a compaction can read again. Compacting from one
+ * ({@link Compactor.compactFrom}), the compactor lets go of the conversation
+ * once its summarization prompts are built, and reads it again only when an
+ * offline summary must stand in for a failed summarizer call: a worker with
+ * hundreds of compactions waiting on the summarizer holds each one's
+ * compressed payload, its prompts and its kept messages, not the parsed
+ * conversation.
+ */
+export interface ConversationSource {
+  read(): Conversation | Promise<Conversation>;
+}
+
 export interface CompactorOptions {
   readonly settings: SettingsInput;
   readonly summarizer: SummarizerChoice | undefined;
@@ -146,8 +159,8 @@ interface RangeSummary {
   readonly failures: readonly Degradation[];
   /** The summarizer's name, or undefined when the previous summary stands unchanged. */
   readonly writer: string | undefined;
-  /** Messages of the range neither the request nor the summary represents. */
-  readonly unrepresented: readonly Message[];
+  /** Indices of the range's messages neither the request nor the summary represents. */
+  readonly unrepresented: readonly number[];
 }
 
 export class Compactor {
@@ -164,21 +177,35 @@ export class Compactor {
    * Without options it is a manual compaction.
    */
   async compact(conversation: Conversation, options: CompactOptions = MANUAL): Promise<Result> {
+    return this.compactFrom({ read: () => conversation }, options);
+  }
+
+  /**
+   * {@link compact}, reading the conversation from `source`: once to plan,
+   * and again only if an offline summary must stand in for a failed
+   * summarizer call. While the summarizer runs, the compaction holds the
+   * prompts and what the result is built from, not the conversation.
+   */
+  async compactFrom(source: ConversationSource, options: CompactOptions = MANUAL): Promise<Result> {
     // Plain JavaScript callers get no type check; name the option rather than fail on it later.
     if (!REASONS.includes(options.reason)) {
       throw new TypeError(`compact: options.reason must be one of ${REASONS.join(", ")}, got ${JSON.stringify(options.reason)}`);
     }
     if (options.reason === "threshold" && !this.settings.enabled) throw new CompactionDisabledError();
     const estimator = new TokenEstimator({ usageTokens: options.usageTokens, known: options.knownCounts });
-    const planned = this.plan(conversation, options, estimator);
+    const planned = await this.planFrom(source, options, estimator);
     if (planned === null) throw new NothingToCompactError();
     const { after, historyRequests, freshRequests, countRequest, rootLine } = planned;
+    // Read again only by a fallback to the offline summary, once for both ranges.
+    let reread: Promise<Conversation> | undefined;
+    const rangeMessages = async (range: RangeRequest): Promise<readonly Message[]> =>
+      (await (reread ??= Promise.resolve(source.read()))).messages.slice(range.from, range.to);
     const [history, prefix] = await Promise.all([
       planned.history === undefined
         ? // No new complete turns to fold in (the whole summarized range is the head of the current turn): the previous summary stands.
           { text: planned.previousSummary ?? "", failures: [], writer: undefined, unrepresented: [] }
-        : this.summarizeRange(planned.history, options, estimator),
-      planned.turnPrefix === undefined ? undefined : this.summarizeRange(planned.turnPrefix, options, estimator),
+        : this.summarizeRange(planned.history, options, estimator, rangeMessages),
+      planned.turnPrefix === undefined ? undefined : this.summarizeRange(planned.turnPrefix, options, estimator, rangeMessages),
     ]);
 
     const prefixSection = prefix === undefined ? "" : `## Turn in progress (its start was compacted)\n\n${prefix.text}`;
@@ -187,12 +214,12 @@ export class Compactor {
     const pinned = pinRequests(after.inheritedRequests, freshRequests, prose, after.summaryTokens, countRequest);
     const summary = joinSections([prose, pinned.text, formatFileOperations(after.fileOperations)]);
     const message = summaryMessage(summary);
-    const messages = apply(conversation.messages, after, message);
+    const messages = apply(after.kept, message);
     const degradation = ranges.flatMap((r) => r.failures);
     const degraded = degradation.length > 0;
     const writers = ranges.flatMap((r) => (r.writer === undefined ? [] : [r.writer]));
     return {
-      ...(conversation.system !== undefined && { system: conversation.system }),
+      ...(after.system !== undefined && { system: after.system }),
       messages,
       summary,
       reason: options.reason,
@@ -200,7 +227,7 @@ export class Compactor {
       tokensAfter: Math.round(
         after.keptTokens + estimator.countText(message.content) + MESSAGE_OVERHEAD_TOKENS * estimator.scaleFactor,
       ),
-      messagesBefore: conversation.messages.length,
+      messagesBefore: after.messagesBefore,
       messagesAfter: messages.length,
       degraded,
       degradation,
@@ -219,44 +246,45 @@ export class Compactor {
               ]),
               degraded: history.failures.length > 0,
             },
-      omitted: ranges.flatMap((r) => r.unrepresented).filter((m) => !pinned.carried.has(m)).length,
+      omitted: ranges.flatMap((r) => r.unrepresented).filter((i) => !pinned.carried.has(i)).length,
       firstKeptIndex: after.firstKeptIndex,
     };
   }
 
   /**
    * Everything decided before any summarizer call, reduced to what the calls
-   * and the result need: the prompts are built here, so the transcripts they
-   * were made from (and the rest of the preparation) are garbage while the
-   * calls are in flight, which is most of a compaction's life. Null when
-   * there is nothing to compact.
+   * and the result need: the prompts are built here, and the kept messages
+   * taken, so the conversation, the transcripts the prompts were made from
+   * and the rest of the preparation are garbage while the calls are in
+   * flight, which is most of a compaction's life. (The conversation is read
+   * in here, not in the caller's frame, so nothing of it outlives this call.)
+   * Null when there is nothing to compact.
    */
-  private plan(conversation: Conversation, options: CompactOptions, estimator: TokenEstimator): Plan | null {
+  private async planFrom(source: ConversationSource, options: CompactOptions, estimator: TokenEstimator): Promise<Plan | null> {
+    const conversation = await source.read();
     const prep = prepare(conversation, this.settings, estimator, options.instructions);
     if (prep === null) return null;
     const historyRequests = userRequestsOf(prep.messagesToSummarize);
     const freshRequests = [...historyRequests, ...userRequestsOf(prep.turnPrefixMessages)];
-    const countRequest = requestCounter(estimator);
+    const countRequest = requestCounter(estimator, freshRequests, conversation.messages);
     const pathRoot = statedPathRoot(prep.previousSummary) ?? choosePathRoot([...prep.fileOperations.read, ...prep.fileOperations.modified]);
     const rootLine = pathRoot === undefined ? "" : pathRootLine(pathRoot);
     // Pinned beside an empty prose: the most room the block can take, since a request the prose quotes only shrinks it.
     const pinnedTokens = estimator.countText(pinRequests(prep.inheritedRequests, freshRequests, "", prep.summaryTokens, countRequest).text);
     const ceilings = offlineCeilings(prep, pinnedTokens + (rootLine === "" ? 0 : estimator.countText(rootLine) + 1));
-    const request = (kind: SummaryKind, range: readonly Message[], input: FittedInput, previousSummary: string | undefined, maxTokens: number, offlineTokens: number): RangeRequest => ({
-      kind,
-      range,
-      messages: input.messages,
-      omitted: input.omitted,
-      previousSummary,
-      maxTokens,
-      offlineTokens,
-      pathRoot,
-      prompt:
-        this.summarizer === OFFLINE_SUMMARIZER
-          ? undefined
-          : buildSummarizationPrompt({ kind, transcript: input.transcript, previousSummary, omitted: input.omitted, instructions: options.instructions }),
-    });
-    return {
+    const request = (kind: SummaryKind, range: readonly Message[], input: FittedInput, previousSummary: string | undefined, maxTokens: number, offlineTokens: number): RangeRequest => {
+      const from = range[0]!.index;
+      const planned = { kind, from, to: from + range.length, omitted: input.omitted, previousSummary, maxTokens, offlineTokens, pathRoot };
+      return this.summarizer === OFFLINE_SUMMARIZER
+        ? // The chosen summarizer needs the messages, which are at hand only now: it writes the summary here.
+          { ...planned, prompt: undefined, written: offlineRangeSummary(planned, range, estimator, []) }
+        : {
+            ...planned,
+            prompt: buildSummarizationPrompt({ kind, transcript: input.transcript, previousSummary, omitted: input.omitted, instructions: options.instructions }),
+            written: undefined,
+          };
+    };
+    const plan: Plan = {
       history:
         prep.messagesToSummarize.length === 0
           ? undefined
@@ -270,7 +298,9 @@ export class Compactor {
       countRequest,
       rootLine,
       after: {
-        systemEnd: prep.systemEnd,
+        kept: keptMessages(conversation.messages, prep),
+        system: conversation.system,
+        messagesBefore: conversation.messages.length,
         firstKeptIndex: prep.firstKeptIndex,
         tokensBefore: prep.tokensBefore,
         keptTokens: prep.keptTokens,
@@ -282,6 +312,8 @@ export class Compactor {
         historyFileOperations: prep.historyFileOperations,
       },
     };
+    estimator.releaseMessages();
+    return plan;
   }
 
   private get summarizerName(): string {
@@ -296,10 +328,17 @@ export class Compactor {
    * retried either, since the same request cannot fit a second time. After
    * that, the offline summary of the whole range, marked degraded.
    */
-  private async summarizeRange(range: RangeRequest, options: CompactOptions, estimator: TokenEstimator): Promise<RangeSummary> {
+  private async summarizeRange(
+    range: RangeRequest,
+    options: CompactOptions,
+    estimator: TokenEstimator,
+    /** The range's messages, read again: for the fallback to the offline summary. */
+    rangeMessages: (range: RangeRequest) => Promise<readonly Message[]>,
+  ): Promise<RangeSummary> {
     const summarizer = this.summarizer;
-    if (summarizer === OFFLINE_SUMMARIZER || range.prompt === undefined) return offlineRangeSummary(range, estimator, []);
-    const { kind, messages, omitted, previousSummary, maxTokens } = range;
+    if (range.written !== undefined) return range.written;
+    if (summarizer === OFFLINE_SUMMARIZER || range.prompt === undefined) throw new Error("a range for the offline summarizer is written when planned");
+    const { kind, omitted, previousSummary, maxTokens } = range;
     const { system, prompt } = range.prompt;
     const failures: Degradation[] = [];
     const report = (outcome: SummarizerCallReport["outcome"], started: number, detail: { error?: unknown; response?: SummarizationResponse }): void => {
@@ -323,7 +362,6 @@ export class Compactor {
             system,
             prompt,
             maxTokens,
-            messages,
             previousSummary,
             omitted,
             signal,
@@ -334,7 +372,7 @@ export class Compactor {
         const outcome = response.stopReason === CONTEXT_WINDOW_EXCEEDED ? "overflow" : response.truncated ? "truncated" : text === "" ? "empty" : "ok";
         report(outcome, started, { response });
         if (outcome === "ok") {
-          return { text, failures: [], writer: summarizer.name, unrepresented: range.range.slice(0, omitted) };
+          return { text, failures: [], writer: summarizer.name, unrepresented: indicesFrom(range.from, omitted) };
         }
         if (outcome === "overflow") {
           fail(outcome, "summarization request filled the summarizer's context window");
@@ -350,7 +388,7 @@ export class Compactor {
         if (cause === "overflow") break;
       }
     }
-    return offlineRangeSummary(range, estimator, failures);
+    return offlineRangeSummary(range, await rangeMessages(range), estimator, failures);
   }
 }
 
@@ -362,16 +400,24 @@ interface Plan {
   readonly previousSummary: string | undefined;
   readonly historyRequests: readonly UserRequest[];
   readonly freshRequests: readonly UserRequest[];
-  readonly countRequest: (text: string, message: Message | undefined) => number;
+  readonly countRequest: (text: string) => number;
   /** The line stating the directory paths are relative to, or empty (see pathRoot.ts). */
   readonly rootLine: string;
   readonly after: AfterSummaries;
 }
 
-/** The parts of the preparation the result needs once the summaries are written (no transcripts). */
-type AfterSummaries = Pick<
+/**
+ * What the result needs once the summaries are written: the messages it
+ * keeps and the parts of the preparation it reports (no transcripts, none
+ * of the summarized range).
+ */
+type AfterSummaries = {
+  readonly kept: KeptMessages;
+  /** The conversation's top-level system prompt, as received (see Result.system). */
+  readonly system: unknown;
+  readonly messagesBefore: number;
+} & Pick<
   Preparation,
-  | "systemEnd"
   | "firstKeptIndex"
   | "tokensBefore"
   | "keptTokens"
@@ -383,22 +429,34 @@ type AfterSummaries = Pick<
   | "historyFileOperations"
 >;
 
-/** One range to summarize: its messages, its prompt, and the summary's cap. */
-interface RangeRequest {
+/**
+ * The parts of a range to summarize an offline summary needs besides its
+ * messages: where the range is, and the summary's caps.
+ */
+interface PlannedRange {
   readonly kind: SummaryKind;
-  /** Every message of the range; the offline summary reads them all. */
-  readonly range: readonly Message[];
-  /** The messages the prompt's transcript was made from (the oldest `omitted` left out), as the summarizer is handed them. */
-  readonly messages: readonly Message[];
+  /** The range is the conversation's messages `from` (inclusive) to `to` (exclusive): the offline summary reads them all. */
+  readonly from: number;
+  readonly to: number;
+  /** How many of the range's oldest messages the prompt's transcript left out. */
   readonly omitted: number;
-  /** Built from the range's fitted transcript; undefined for the offline summarizer, which needs none. */
-  readonly prompt: { readonly system: string; readonly prompt: string } | undefined;
   readonly previousSummary: string | undefined;
   readonly maxTokens: number;
   /** The offline summary's ceiling for this range (see offlineCeilings). */
   readonly offlineTokens: number;
   /** The directory the offline summary writes paths relative to (see pathRoot.ts). */
   readonly pathRoot: string | undefined;
+}
+
+/**
+ * One range to summarize: where it is, its prompt, and the summary's cap.
+ * It holds no message: the prompt is all the summarizer gets.
+ */
+interface RangeRequest extends PlannedRange {
+  /** Built from the range's fitted transcript; undefined for the offline summarizer, which needs none. */
+  readonly prompt: { readonly system: string; readonly prompt: string } | undefined;
+  /** The offline summary, when it is the chosen summarizer: written while planning, the messages at hand. */
+  readonly written: RangeSummary | undefined;
 }
 
 /**
@@ -426,26 +484,36 @@ function offlineCeilings(prep: Preparation, pinnedTokens: number): { history: nu
   return { history: prose - turnPrefix, turnPrefix };
 }
 
-/** The offline summary of a range: by choice (no `failures`) or as the degraded fallback. */
-function offlineRangeSummary(range: RangeRequest, estimator: TokenEstimator, failures: readonly Degradation[]): RangeSummary {
+/** The offline summary of a range (its `messages`): by choice (no `failures`) or as the degraded fallback. */
+function offlineRangeSummary(range: PlannedRange, messages: readonly Message[], estimator: TokenEstimator, failures: readonly Degradation[]): RangeSummary {
   const offline = buildOfflineSummary(
-    { messages: range.range, previousSummary: range.previousSummary, budgetTokens: Math.min(range.maxTokens, range.offlineTokens), pathRoot: range.pathRoot },
+    { messages, previousSummary: range.previousSummary, budgetTokens: Math.min(range.maxTokens, range.offlineTokens), pathRoot: range.pathRoot },
     estimator,
   );
-  return { text: offline.text, failures, writer: OFFLINE_SUMMARIZER, unrepresented: offline.unrepresented };
+  return { text: offline.text, failures, writer: OFFLINE_SUMMARIZER, unrepresented: offline.unrepresented.map((m) => m.index) };
+}
+
+/** `count` consecutive message indices from `from`. */
+function indicesFrom(from: number, count: number): number[] {
+  return Array.from({ length: count }, (_, i) => from + i);
 }
 
 /**
  * Token counts for the pinned requests, each text tokenized at most once per
  * job: a request that is its message's only block is priced by the message's
- * own count when the estimator already has it.
+ * own count when the estimator already has it. Those counts are taken now,
+ * from `messages` (the conversation's), since the estimator lets go of its
+ * messages once the prompts are built.
  */
-function requestCounter(estimator: TokenEstimator): (text: string, message: Message | undefined) => number {
+function requestCounter(estimator: TokenEstimator, requests: readonly UserRequest[], messages: readonly Message[]): (text: string) => number {
   const counts = new Map<string, number>();
-  return (text, message) => {
+  for (const { text, messageIndex } of requests) {
+    const message = messageIndex === undefined ? undefined : messages[messageIndex];
     if (message !== undefined && message.blocks.length === 1 && estimator.isCounted(message)) {
-      return estimator.count(message) - MESSAGE_OVERHEAD_TOKENS * estimator.scaleFactor;
+      counts.set(text, estimator.count(message) - MESSAGE_OVERHEAD_TOKENS * estimator.scaleFactor);
     }
+  }
+  return (text) => {
     let n = counts.get(text);
     if (n === undefined) {
       n = estimator.countText(text);

@@ -27,7 +27,7 @@ export { findCutPoint, type CutPoint } from "./cutPoint.js";
 export { planCut, type CutPlan } from "./cutPlan.js";
 export { prepare, type Preparation } from "./prepare.js";
 export { fitSummarizerInput, type FittedInput } from "./fitSummarizerInput.js";
-export { apply } from "./apply.js";
+export { apply, keptMessages, type KeptMessages } from "./apply.js";
 export { summaryMessage, previousSummaryOf, SUMMARY_PREAMBLE } from "./summaryEnvelope.js";
 export {
   createCompactor,
@@ -38,6 +38,7 @@ export {
   type Checkpoint,
   type CompactOptions,
   type CompactorOptions,
+  type ConversationSource,
   type Reason,
   type Result,
 } from "./compactor.js";

@@ -40,8 +40,13 @@ const BLOCK_TAG = /<(\/?)(user-requests|request|read-files|modified-files)\b/g;
 
 export interface UserRequest {
   readonly text: string;
-  /** The message it came from, when it is in the range being summarized (not inherited). */
-  readonly message: Message | undefined;
+  /**
+   * Index of the message it came from, when that message is in the range
+   * being summarized (not inherited). The index, not the message: a
+   * compaction holds its requests while it waits on the summarizer, and the
+   * conversation is not held then.
+   */
+  readonly messageIndex: number | undefined;
 }
 
 /** Requests a previous summary carried, oldest first, and how many it had already left out. */
@@ -67,7 +72,7 @@ export function userRequestsOf(messages: readonly Message[]): UserRequest[] {
       .join("\n")
       .trim();
     if (text === "" || isMarkupOnly(text)) continue;
-    requests.push({ text, message });
+    requests.push({ text, messageIndex: message.index });
   }
   return requests;
 }
@@ -89,15 +94,15 @@ export function splitPinnedRequests(summary: string): { prose: string; pinned: P
     const text = entry[2]!;
     const quotedLength = entry[1] === undefined ? undefined : Number(entry[1]);
     const at = quotedLength === undefined ? -1 : prose.indexOf(text);
-    requests.push({ text: at < 0 ? text : prose.slice(at, at + quotedLength!), message: undefined });
+    requests.push({ text: at < 0 ? text : prose.slice(at, at + quotedLength!), messageIndex: undefined });
   }
   return { prose, pinned: { requests, omitted: Number(match[1] ?? 0) } };
 }
 
-/** The pinned block and which of the range's request messages it carries. */
+/** The pinned block and which of the range's request messages it carries (their indices). */
 export interface PinnedBlock {
   readonly text: string;
-  readonly carried: ReadonlySet<Message>;
+  readonly carried: ReadonlySet<number>;
 }
 
 /**
@@ -110,12 +115,11 @@ export function pinRequests(
   prose: string,
   summaryBudgetTokens: number,
   /**
-   * Exact tokens of a text. `message` is set when the text is that message's
-   * own text, so a counter can reuse the message's count instead of
-   * tokenizing it again; pass one memoized counter per job, since the
-   * checkpoint pins the same requests again.
+   * Exact tokens of a text. Pass one memoized counter per job, since the
+   * checkpoint pins the same requests again; it can price a request that is
+   * its message's whole text by the message's count instead of tokenizing it.
    */
-  countText: (text: string, message: Message | undefined) => number,
+  countText: (text: string) => number,
 ): PinnedBlock {
   const all = [...inherited.requests, ...fresh];
   if (all.length === 0) return { text: "", carried: new Set() };
@@ -139,11 +143,11 @@ export function pinRequests(
   const omitted = inherited.omitted + all.length - kept.size;
   const lines = [`${OPEN}${omitted > 0 ? ` omitted="${omitted}"` : ""}>`];
   if (omitted > 0) lines.push(`(${omitted} earlier requests between the first and these are left out)`);
-  const carried = new Set<Message>();
+  const carried = new Set<number>();
   all.forEach((request, i) => {
     if (!kept.has(i)) return;
     lines.push(entries[i]!);
-    if (request.message !== undefined) carried.add(request.message);
+    if (request.messageIndex !== undefined) carried.add(request.messageIndex);
   });
   lines.push(CLOSE);
   return { text: lines.join("\n"), carried };
@@ -152,11 +156,9 @@ export function pinRequests(
 /** Tokens of the tags around a verbatim entry. */
 const ENTRY_TAG_TOKENS = 8;
 
-/** An entry's tokens: a verbatim request is priced by its message's count, anything else counted as it is. */
-function entryCost(entry: string, request: UserRequest, countText: (text: string, message: Message | undefined) => number): number {
-  return entry === verbatimEntry(request.text)
-    ? countText(request.text, request.message) + ENTRY_TAG_TOKENS
-    : countText(entry, undefined) + 1;
+/** An entry's tokens: a verbatim request is priced by its text (which a counter may know as its message's count), anything else counted as it is. */
+function entryCost(entry: string, request: UserRequest, countText: (text: string) => number): number {
+  return entry === verbatimEntry(request.text) ? countText(request.text) + ENTRY_TAG_TOKENS : countText(entry) + 1;
 }
 
 function verbatimEntry(text: string): string {

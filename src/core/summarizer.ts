@@ -9,7 +9,6 @@
  * core's own (see offlineSummary.ts), reached without any summarizer call.
  */
 import type { DegradationCause } from "./degradation.js";
-import type { Message } from "./message.js";
 
 /** Which of the two summaries of a compaction is being asked for. */
 export type SummaryKind = "history" | "turnPrefix";
@@ -18,15 +17,15 @@ export interface SummarizationRequest {
   readonly kind: SummaryKind;
   /** System prompt for the summarization call. */
   readonly system: string;
-  /** The user prompt: transcript first, instructions last. */
+  /**
+   * The user prompt: transcript first, instructions last. It is all a
+   * summarizer gets of the conversation: the messages themselves are not
+   * held while the call runs (see "Memory per job in flight" in
+   * docs/OPERATIONS.md).
+   */
   readonly prompt: string;
   /** Completion cap for this call. */
   readonly maxTokens: number;
-  /**
-   * The messages the transcript was made from (oldest omitted ones excluded),
-   * for summarizers that want them structured rather than as a transcript.
-   */
-  readonly messages: readonly Message[];
   /** The previous compaction's summary when this request updates it. */
   readonly previousSummary: string | undefined;
   /** How many of the oldest messages were left out because they did not fit. */

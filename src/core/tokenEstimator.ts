@@ -109,8 +109,8 @@ export interface Priced {
 
 export class TokenEstimator {
   /** Raw (unscaled) exact counts, per message. */
-  private readonly exact = new Map<Message, number>();
-  private readonly priced = new Map<Message, Priced>();
+  private exact = new Map<Message, number>();
+  private priced = new Map<Message, Priced>();
   private readonly systemCounts = new WeakMap<Conversation, number>();
   private exactChars = 0;
   private exactTokens = 0;
@@ -158,6 +158,19 @@ export class TokenEstimator {
   /** Whether `message` already has an exact count (no tokenization needed to `count` it). */
   isCounted(message: Message): boolean {
     return this.exact.has(message);
+  }
+
+  /**
+   * Lets go of every message this estimator counted or priced (the counts'
+   * keys, and the priced parts, which are the messages' own strings), keeping
+   * what it learned: the calibration, the scale, text counting. A compaction
+   * calls it once its prompts are built, so that waiting on its summarizer it
+   * holds none of the conversation; counting a message after that tokenizes
+   * it again, so take what is needed of the counts first.
+   */
+  releaseMessages(): void {
+    this.exact = new Map();
+    this.priced = new Map();
   }
 
   /** Whether an exact count exists here or was handed over, so `rawCount` will not tokenize. */

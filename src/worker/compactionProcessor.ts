@@ -20,7 +20,7 @@
  */
 import { trace } from "@opentelemetry/api";
 import { UnrecoverableError, WaitingError, type Job } from "bullmq";
-import { createCompactor, type Result } from "../core/compactor.js";
+import { createCompactor, type ConversationSource, type Result } from "../core/compactor.js";
 import { isTransient } from "../core/degradation.js";
 import { CompactionDisabledError, InvalidConversationError, NothingToCompactError } from "../core/errors.js";
 import { parseConversation } from "../core/formats/parseConversation.js";
@@ -112,10 +112,16 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
     const holdLock = async (): Promise<void> => {
       if (token !== undefined) await job.extendLock(token, lockMs).catch(() => undefined);
     };
-    const conversation = await openPayload(data.payload, async (jsonBytes) => {
-      lockMs = lockForCpuWork(jsonBytes, deps.lockDurationMs);
-      await holdLock();
-    });
+    // Read to plan, and again only if an offline summary must stand in for a
+    // failed summarizer call: waiting on the summarizer, the job holds its
+    // compressed payload (BullMQ's job data), not the parsed conversation.
+    const conversation: ConversationSource = {
+      read: () =>
+        openPayload(data.payload, async (jsonBytes) => {
+          lockMs = lockForCpuWork(jsonBytes, deps.lockDurationMs);
+          await holdLock();
+        }),
+    };
     const chosen = deps.summarizerFor(data.model);
     const summarizer = chosen === OFFLINE_SUMMARIZER ? chosen : holdLockAfterEachCall(traceSummarizerCalls(chosen), holdLock);
     const compactor = createCompactor({ settings: { ...data.settings, contextWindow: data.contextWindow }, summarizer });
@@ -126,7 +132,7 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
     const stopTimer = metrics.jobDuration.startTimer({ reason: data.reason }, traceExemplar());
     let result: Result;
     try {
-      result = await compactor.compact(conversation, {
+      result = await compactor.compactFrom(conversation, {
         reason: data.reason,
         signal,
         ...(data.usageTokens !== undefined && { usageTokens: data.usageTokens }),
@@ -198,10 +204,10 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
 const UNDECODABLE = new JobRejected("failed", { code: ErrorCodes.invalidPayload, message: "the stored conversation could not be decoded" });
 
 /**
- * The job's conversation, decoded once. The decompressed text lives only in
- * here: by the time the summarizer is called, the worker holds the parsed
- * conversation and nothing it was read from (see "Memory per job in flight"
- * in docs/OPERATIONS.md). `beforeParsing` hears the text's size first.
+ * The job's conversation, decoded. The decompressed text lives only in here,
+ * and the compactor lets go of the parsed conversation once its prompts are
+ * built (see "Memory per job in flight" in docs/OPERATIONS.md).
+ * `beforeParsing` hears the text's size first.
  */
 async function openPayload(payload: string, beforeParsing: (jsonBytes: number) => Promise<void>): Promise<Conversation> {
   const json = await inflate(payload);

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { apply } from "../../src/core/apply.js";
+import { apply, keptMessages } from "../../src/core/apply.js";
 import { createCompactor } from "../../src/core/compactor.js";
 import { parseConversation } from "../../src/core/formats/parseConversation.js";
 import { prepare } from "../../src/core/prepare.js";
@@ -27,7 +27,7 @@ describe("output integrity over generated ReAct conversations", () => {
         const settings = normalizeSettings(settingsInput);
         const prep = prepare(conv, settings, new TokenEstimator());
         if (prep === null) return;
-        const out = apply(conv.messages, prep, summaryMessage("## Goal\nsummary"));
+        const out = apply(keptMessages(conv.messages, prep), summaryMessage("## Goal\nsummary"));
         const pairing = checkToolPairing(parseConversation(out, generated.format).messages);
         expect(pairing.orphanResults).toEqual([]);
         expect(pairing.unansweredCalls).toEqual([]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { apply } from "../../src/core/apply.js";
+import { apply, keptMessages } from "../../src/core/apply.js";
 import { parseConversation } from "../../src/core/formats/parseConversation.js";
 import { prepare } from "../../src/core/prepare.js";
 import { normalizeSettings } from "../../src/core/settings.js";
@@ -52,7 +52,7 @@ describe("prepare", () => {
     const conv = parseConversation(raw);
     const prep = prepare(conv, settings, new TokenEstimator())!;
     expect(prep.messagesToSummarize[0]!.index).toBe(2);
-    const out = apply(conv.messages, prep, summaryMessage("S"));
+    const out = apply(keptMessages(conv.messages, prep), summaryMessage("S"));
     expect(out[0]).toBe(raw[0]);
     expect(out[1]).toBe(raw[1]);
     expect(out[2]).toEqual(summaryMessage("S"));

@@ -27,7 +27,7 @@ export interface ScriptedSummarizer extends Summarizer {
 export function scriptedSummarizer(
   script: (request: SummarizationRequest, call: number) => ScriptStep = (r) => ({
     kind: "reply",
-    text: `## Goal\nSummary of ${r.kind} (${r.messages.length} messages)`,
+    text: `## Goal\nSummary of ${r.kind} (${r.omitted} messages left out)`,
   }),
 ): ScriptedSummarizer {
   const requests: SummarizationRequest[] = [];

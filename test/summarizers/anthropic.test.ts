@@ -37,7 +37,6 @@ function summarizationRequest(
     system: "You summarize agent sessions.",
     prompt: "<conversation>\n[User]: hello\n</conversation>\n\nSummarize it.",
     maxTokens: 1234,
-    messages: [],
     previousSummary: undefined,
     omitted: 0,
     signal: new AbortController().signal,

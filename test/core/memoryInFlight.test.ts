@@ -11,7 +11,7 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
-import { createCompactor, OFFLINE_SUMMARIZER, type ConversationSource, type SummarizerChoice } from "../../src/core/compactor.js";
+import { createCompactor, OFFLINE_SUMMARIZER, type Compactor, type ConversationSource, type Result, type SummarizerChoice } from "../../src/core/compactor.js";
 import { parseConversation } from "../../src/core/formats/parseConversation.js";
 import type { Conversation } from "../../src/core/message.js";
 import type { SummarizationRequest, Summarizer } from "../../src/core/summarizer.js";
@@ -52,6 +52,28 @@ function waitingSummarizer(): { summarizer: Summarizer; requests: SummarizationR
   return { summarizer, requests, release };
 }
 
+/**
+ * Starts IN_FLIGHT compactions on a summarizer that does not answer yet and,
+ * once each has asked for its history and (the cut falling inside the last
+ * turn) for that turn's head, measures the heap they hold: per job, and per
+ * job's prompts. `whileWaiting` runs then too; the summarizer answers after.
+ */
+async function measureWhileWaiting(
+  start: (compactor: Compactor) => Promise<Result>[],
+  whileWaiting: () => void = () => undefined,
+): Promise<{ perJob: number; prompt: number; results: Result[] }> {
+  const { summarizer, requests, release } = waitingSummarizer();
+  const compactor = createCompactor({ settings: SETTINGS, summarizer })!;
+  const before = heapUsed();
+  const runs = start(compactor);
+  while (requests.length < 2 * IN_FLIGHT) await new Promise((resolve) => setTimeout(resolve, 10));
+  const perJob = (heapUsed() - before) / IN_FLIGHT;
+  const prompt = requests.reduce((sum, r) => sum + r.prompt.length, 0) / IN_FLIGHT;
+  whileWaiting();
+  release();
+  return { perJob, prompt, results: await Promise.all(runs) };
+}
+
 /** A source parsing `json` on each read, as the worker decodes its payload; counts its reads. */
 function jsonSource(json: string, onRead: (conversation: Conversation) => void = () => undefined): ConversationSource & { reads: number } {
   return {
@@ -68,17 +90,7 @@ function jsonSource(json: string, onRead: (conversation: Conversation) => void =
 describe("a compaction waiting on its summarizer", () => {
   it("holds its prompt but no longer the transcript it was built from", async () => {
     const conversations = Array.from({ length: IN_FLIGHT }, () => parseConversation(longSession()));
-    const { summarizer, requests, release } = waitingSummarizer();
-    const compactor = createCompactor({ settings: SETTINGS, summarizer })!;
-
-    const before = heapUsed();
-    const runs = conversations.map((c) => compactor.compact(c, { reason: "manual" }));
-    // Each job asks for its history and, the cut falling inside the last turn, for that turn's head.
-    while (requests.length < 2 * IN_FLIGHT) await new Promise((resolve) => setTimeout(resolve, 10));
-    const perJob = (heapUsed() - before) / IN_FLIGHT;
-    const prompt = requests.reduce((sum, r) => sum + r.prompt.length, 0) / IN_FLIGHT;
-    release();
-    await Promise.all(runs);
+    const { perJob, prompt } = await measureWhileWaiting((compactor) => conversations.map((c) => compactor.compact(c, { reason: "manual" })));
 
     expect(prompt).toBeGreaterThan(100_000);
     // The transcripts are nearly the whole prompts. Measured: about 2.5
@@ -99,17 +111,11 @@ describe("a compaction from a source, waiting on its summarizer", () => {
     const sources = Array.from({ length: IN_FLIGHT }, () =>
       jsonSource(json, (c) => parsed.push(new WeakRef(c), new WeakRef(c.messages[1]!), new WeakRef(c.messages[1]!.raw as object))),
     );
-    const { summarizer, requests, release } = waitingSummarizer();
-    const compactor = createCompactor({ settings: SETTINGS, summarizer })!;
-
-    const before = heapUsed();
-    const runs = sources.map((source) => compactor.compactFrom(source, { reason: "manual" }));
-    while (requests.length < 2 * IN_FLIGHT) await new Promise((resolve) => setTimeout(resolve, 10));
-    const perJob = (heapUsed() - before) / IN_FLIGHT;
-    const prompt = requests.reduce((sum, r) => sum + r.prompt.length, 0) / IN_FLIGHT;
-    const reachable = parsed.filter((ref) => ref.deref() !== undefined).length;
-    release();
-    const results = await Promise.all(runs);
+    let reachable = -1;
+    const { perJob, prompt, results } = await measureWhileWaiting(
+      (compactor) => sources.map((source) => compactor.compactFrom(source, { reason: "manual" })),
+      () => (reachable = parsed.filter((ref) => ref.deref() !== undefined).length),
+    );
 
     expect(parsed).toHaveLength(3 * IN_FLIGHT);
     expect(reachable).toBe(0);

@@ -81,8 +81,12 @@ describe("an API whose Redis is connected but cannot serve it", () => {
   it("answers 503 while a script holds Redis (BUSY), and is ready again once it is killed", async () => {
     const redis = await redisServer(["--busy-reply-threshold", "50"]);
     const app = await apiOn(redis);
-    void redis.admin().eval("while true do end", 0).catch(() => undefined);
+    // Both connections are up before the script starts: a connection that opens while Redis is
+    // busy fails its ready check, and ioredis then rejects what it queued with that BUSY reply.
+    const scripter = redis.admin();
     const admin = redis.admin();
+    await Promise.all([scripter.ping(), admin.ping()]);
+    void scripter.eval("while true do end", 0).catch(() => undefined);
     await waitUntil(async () => /BUSY/.test(String(await admin.ping().catch((error: Error) => error.message))), "Redis reports BUSY");
 
     expectRetryLater(await submit(app));

@@ -74,6 +74,9 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
       ...(options.baseURL !== undefined && { baseURL: options.baseURL }),
     });
 
+  // A subclass (Bedrock, Vertex) may sign the body in `prepareRequest`, which runs after middleware and must see the text.
+  const sendsBodyAsStream = Object.getPrototypeOf(client) === Anthropic.prototype;
+
   return {
     name: "anthropic",
     model,
@@ -98,7 +101,7 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
         },
         {
           signal: request.signal,
-          middleware: [reportEachEvent(request.onProgress)],
+          middleware: [reportEachEvent(request.onProgress), ...(sendsBodyAsStream ? [bodyLetGoOnceSent] : [])],
           ...(maxRetries !== undefined && { maxRetries }),
           ...(timeoutMs !== undefined && { timeout: timeoutMs }),
         },
@@ -155,6 +158,30 @@ function reportEachEvent(onProgress: () => void): Middleware {
     return new Response(response.body.pipeThrough(sseEventCounter(onProgress)), response);
   };
 }
+
+/**
+ * Sends the request's JSON as a stream of its bytes, with their length.
+ * Given the text itself, fetch keeps it as the body's source for as long as
+ * the response streams, which is the whole summary: a second copy of the
+ * prompt (two bytes a character when the transcript is not all Latin-1) per
+ * call in flight. A stream's bytes are let go of once sent, so a worker with
+ * hundreds of summaries in flight holds each prompt once (see "Memory per
+ * job in flight" in docs/OPERATIONS.md). An SDK retry builds its request
+ * again and comes through here again.
+ */
+const bodyLetGoOnceSent: Middleware = async (request, next) => {
+  if (typeof request.body !== "string") return next(request);
+  let bytes: Uint8Array | undefined = Buffer.from(request.body, "utf8");
+  request.headers.set("content-length", String(bytes.byteLength));
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (bytes !== undefined) controller.enqueue(bytes);
+      bytes = undefined;
+      controller.close();
+    },
+  });
+  return next({ ...request, body, duplex: "half" });
+};
 
 function checkModel(model: unknown): string {
   if (typeof model !== "string" || model.trim() === "") {

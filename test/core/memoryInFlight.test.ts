@@ -8,8 +8,6 @@
  * compactions waiting on a summarizer that does not answer yet, and with weak
  * references to the parsed objects.
  */
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { createCompactor, OFFLINE_SUMMARIZER, type Compactor, type ConversationSource, type Result, type SummarizerChoice } from "../../src/core/compactor.js";
 import { parseConversation } from "../../src/core/formats/parseConversation.js";
@@ -17,15 +15,7 @@ import type { Conversation } from "../../src/core/message.js";
 import type { SummarizationRequest, Summarizer } from "../../src/core/summarizer.js";
 import { conversation, reactTurn } from "../helpers/conversations.js";
 import { scriptedSummarizer } from "../helpers/scriptedSummarizer.js";
-
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc") as () => void;
-
-function heapUsed(): number {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
+import { liveHeapBytes } from "../helpers/liveHeap.js";
 
 const IN_FLIGHT = 20;
 
@@ -64,10 +54,10 @@ async function measureWhileWaiting(
 ): Promise<{ perJob: number; prompt: number; results: Result[] }> {
   const { summarizer, requests, release } = waitingSummarizer();
   const compactor = createCompactor({ settings: SETTINGS, summarizer })!;
-  const before = heapUsed();
+  const before = liveHeapBytes();
   const runs = start(compactor);
   while (requests.length < 2 * IN_FLIGHT) await new Promise((resolve) => setTimeout(resolve, 10));
-  const perJob = (heapUsed() - before) / IN_FLIGHT;
+  const perJob = (liveHeapBytes() - before) / IN_FLIGHT;
   const prompt = requests.reduce((sum, r) => sum + r.prompt.length, 0) / IN_FLIGHT;
   whileWaiting();
   release();

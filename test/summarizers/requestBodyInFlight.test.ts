@@ -9,21 +9,11 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SummarizationRequest } from "../../src/core/summarizer.js";
 import { createAnthropicSummarizer } from "../../src/summarizers/anthropic.js";
 import { fillerText } from "../helpers/conversations.js";
-
-setFlagsFromString("--expose-gc");
-const gc = runInNewContext("gc") as () => void;
-
-function heapUsed(): number {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
+import { liveHeapBytes } from "../helpers/liveHeap.js";
 
 const IN_FLIGHT = 20;
 
@@ -84,10 +74,10 @@ describe("an Anthropic summarizer call whose response is streaming", () => {
     await first;
 
     const aborts = Array.from({ length: IN_FLIGHT }, () => new AbortController());
-    const before = heapUsed();
+    const before = liveHeapBytes();
     const calls = aborts.map((abort) => call(abort.signal));
     await allReceived(1 + IN_FLIGHT);
-    const perCall = (heapUsed() - before) / IN_FLIGHT;
+    const perCall = (liveHeapBytes() - before) / IN_FLIGHT;
     for (const abort of aborts) abort.abort();
     await Promise.all(calls);
 

@@ -346,7 +346,7 @@ const VARIABLES = {
   ),
   maxIntakes: withDefault(
     "COMPACTD_MAX_INTAKES",
-    "16",
+    "64",
     integer(1),
     "Requests one API process reads and checks at once; more get 503 with Retry-After before their body is read.",
   ),

@@ -45,7 +45,7 @@ describe("loadConfig", () => {
       maxStalledCount: 3,
       resultTtlSeconds: 86400,
       bodyLimitBytes: 20 * 1024 * 1024,
-      maxIntakes: 16,
+      maxIntakes: 64,
       maxIntakeBytes: 128 * 1024 * 1024,
       intakeThreads: 2,
       intakeThreadMinBytes: 128 * 1024,

@@ -29,7 +29,7 @@ import { startCallbackClock } from "./callbackClock.js";
 import { meanBetween, workerMetrics, type WorkerMetrics } from "./workerMetrics.js";
 import { cpuSeconds, machineBusySeconds, mainThreadCpuSeconds, rssBytes } from "./procStats.js";
 import { jobDataFor } from "./queuedJobs.js";
-import { LOAD_MAX_INTAKES, serviceEnv, startServiceProcess, type ServiceProcess } from "./serviceProcesses.js";
+import { serviceEnv, startServiceProcess, type ServiceProcess } from "./serviceProcesses.js";
 import type { Workload } from "./workload.js";
 
 export interface ConcurrencyPlan {
@@ -106,7 +106,7 @@ export async function measureConcurrency(
   const workers: ServiceProcess[] = [];
   try {
     const data = await Promise.all(workloads.map((w) => jobDataFor(w, clock.url)));
-    const env = serviceEnv({ queuePrefix: prefix, anthropicBaseUrl: fake.url, workerConcurrency: plan.concurrency, maxIntakes: LOAD_MAX_INTAKES });
+    const env = serviceEnv({ queuePrefix: prefix, anthropicBaseUrl: fake.url, workerConcurrency: plan.concurrency });
     progress(`concurrency ×${plan.workers}: starting ${plan.workers} compactd worker(s), WORKER_CONCURRENCY=${plan.concurrency}`);
     workers.push(...(await Promise.all(Array.from({ length: plan.workers }, () => startServiceProcess("worker", env)))));
 

@@ -29,7 +29,7 @@ import { INSTANT, startBenchAnthropic, type BenchAnthropic } from "./benchAnthro
 import { startCallbackClock, type CallbackClock } from "./callbackClock.js";
 import { closedLoop, openLoop, type Job } from "./load.js";
 import { cpuSnapshot, cpuSpent, machineBusySeconds, type CpuSnapshot } from "./procStats.js";
-import { LOAD_MAX_INTAKES, serviceEnv, startServiceProcess, type ServiceProcess } from "./serviceProcesses.js";
+import { serviceEnv, startServiceProcess, type ServiceProcess } from "./serviceProcesses.js";
 import { CONTEXT_WINDOW, KEEP_RECENT_TOKENS, type Workload } from "./workload.js";
 
 export interface OverheadPlan {
@@ -130,7 +130,7 @@ export async function measureOverhead(
   try {
     const core = inProcessJob(workloads, fake);
     progress("overhead: starting compactd serve + worker");
-    const env = serviceEnv({ queuePrefix: prefix, anthropicBaseUrl: fake.url, workerConcurrency: plan.workerConcurrency, maxIntakes: LOAD_MAX_INTAKES });
+    const env = serviceEnv({ queuePrefix: prefix, anthropicBaseUrl: fake.url, workerConcurrency: plan.workerConcurrency });
     api = await startServiceProcess("serve", env);
     worker = await startServiceProcess("worker", env);
     service = serviceJob(workloads, api.port, clock);

@@ -33,16 +33,7 @@ export interface ServiceEnvOptions {
   /** The fake Anthropic API's base URL. */
   readonly anthropicBaseUrl: string;
   readonly workerConcurrency: number;
-  /** COMPACTD_MAX_INTAKES; the service's default when undefined (the heavy-input bench measures the default). */
-  readonly maxIntakes?: number;
 }
-
-/**
- * COMPACTD_MAX_INTAKES for the load scenarios: as many intakes as the load
- * generator opens sockets, because they measure what a job costs, not the
- * admission limit (whose 503s an agent's client retries after Retry-After).
- */
-export const LOAD_MAX_INTAKES = 512;
 
 /** The environment both processes read: everything on loopback, callbacks allowed to 127.0.0.1. */
 export function serviceEnv(options: ServiceEnvOptions): Record<string, string> {
@@ -60,7 +51,6 @@ export function serviceEnv(options: ServiceEnvOptions): Record<string, string> {
     ANTHROPIC_BASE_URL: options.anthropicBaseUrl,
     WORKER_CONCURRENCY: String(options.workerConcurrency),
     COMPACTD_SHUTDOWN_TIMEOUT_MS: "5000",
-    ...(options.maxIntakes !== undefined && { COMPACTD_MAX_INTAKES: String(options.maxIntakes) }),
   };
 }
 

@@ -246,6 +246,20 @@ function mergeCount(table: RankTable, bytes: Uint8Array, length: number, scratch
   return parts;
 }
 
+/**
+ * Writes `piece` into `buffer` as UTF-8 and returns its length in bytes.
+ * Most pieces are ASCII, which is copied here without the native call that
+ * `encodeInto` costs per piece.
+ */
+function writeUtf8(piece: string, buffer: Uint8Array, encoder: InstanceType<typeof TextEncoder>): number {
+  for (let i = 0; i < piece.length; i++) {
+    const code = piece.charCodeAt(i);
+    if (code >= 0x80) return encoder.encodeInto(piece, buffer).written;
+    buffer[i] = code;
+  }
+  return piece.length;
+}
+
 /** One call into a tokenizer: the number of tokens of `text`. */
 export type TokenCounter = (text: string) => number;
 
@@ -268,20 +282,18 @@ export function byteLevelBpeCounter(ranks: BpeRanks, splitPattern: RegExp): Toke
     let merged: Map<string, number> | undefined;
     let count = 0;
     for (const [piece] of text.matchAll(splitPattern)) {
-      const known = merged?.get(piece);
-      if (known !== undefined) {
-        count += known;
-        continue;
-      }
       // UTF-8 is at most three bytes per UTF-16 code unit.
       if (buffer.length < piece.length * 3) buffer = new Uint8Array(piece.length * 3);
-      const { written } = encoder.encodeInto(piece, buffer);
+      const written = writeUtf8(piece, buffer, encoder);
       if (written === 1 || rankOf(table, buffer, 0, written) >= 0) {
         count++;
         continue;
       }
-      const tokens = mergeCount(table, buffer, written, scratch);
-      (merged ??= new Map()).set(piece, tokens);
+      let tokens = merged?.get(piece);
+      if (tokens === undefined) {
+        tokens = mergeCount(table, buffer, written, scratch);
+        (merged ??= new Map()).set(piece, tokens);
+      }
       count += tokens;
     }
     return count;

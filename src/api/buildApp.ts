@@ -80,6 +80,18 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
   // so it cannot hold the process past its deadline; what runs on the event loop is short and finishes.
   app.addHook("preClose", () => services.intake.close());
   app.addHook("onClose", () => services.close());
+  // Once closing, every answer ends its connection. fastify closes the idle
+  // kept-alive connections once, when it starts closing; a request answered
+  // after that (a 503 for work abandoned at shutdown) would leave its
+  // connection idle but open, holding the close until the client's
+  // keep-alive ran out or the shutdown deadline cut it.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
+  app.addHook("onSend", async (_request, reply) => {
+    if (closing) void reply.header("connection", "close");
+  });
 
   const document = openapiDocument(config.maxBatchItems);
   if (tracingOn()) traceHttpRequests(app);

@@ -105,7 +105,6 @@ describe("compactd serve taking in heavy bodies", () => {
     ]);
     const times = await probes.stop();
     expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: 13 }, () => 202));
-    console.log("PROBES", times.length, Math.max(...times).toFixed(0), times.map((t) => t.toFixed(0)).join(" "));
     expect(times.length).toBeGreaterThan(3);
     expect(Math.max(...times)).toBeLessThan(PROBE_BOUND_MS);
   });

@@ -93,8 +93,9 @@ function rankOf(table: RankTable, bytes: Uint8Array, from: number, to: number): 
 const POSITION_RANGE = 2 ** 32;
 
 /**
- * A binary min-heap of candidate pairs: the key packs rank and start, and
- * each entry carries the end its pair had when pushed.
+ * A min-heap of candidate pairs, four children to a node (half the depth of a
+ * binary heap, for sifts that read a few adjacent keys per level): the key
+ * packs rank and start, and each entry carries the end its pair had when pushed.
  */
 class PairHeap {
   key = new Float64Array(0);

@@ -6,9 +6,9 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
-import { TEST_TENANTS, TEST_WEBHOOK_SECRET } from "../../test/helpers/serviceConfig.js";
+import { freePort } from "../../test/helpers/freePort.js";
+import { TEST_API_KEYS, TEST_TENANTS, TEST_WEBHOOK_SECRET } from "../../test/helpers/serviceConfig.js";
 import { TEST_REDIS_URL } from "../../test/helpers/redisTestPrefix.js";
 
 const CLI = fileURLToPath(new URL("../../bin/compactd.js", import.meta.url));
@@ -42,9 +42,7 @@ export function serviceEnv(options: ServiceEnvOptions): Record<string, string> {
     NODE_ENV: "production",
     REDIS_URL: TEST_REDIS_URL,
     COMPACTD_QUEUE_PREFIX: options.queuePrefix,
-    COMPACTD_API_KEYS: Object.entries(TEST_TENANTS)
-      .map(([tenant, key]) => `${tenant}:${key}`)
-      .join(","),
+    COMPACTD_API_KEYS: TEST_API_KEYS,
     COMPACTD_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
     COMPACTD_CALLBACK_ALLOW: "127.0.0.1",
     ANTHROPIC_API_KEY: "sk-bench",
@@ -62,18 +60,6 @@ export interface ServiceProcess {
   readonly metricsPort: number;
   /** Sends SIGTERM and waits for the exit (SIGKILL past the deadline). */
   stop(): Promise<void>;
-}
-
-/** A port free right now on 127.0.0.1 (the environment table refuses 0). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const address = server.address();
-  const port = typeof address === "object" && address !== null ? address.port : 0;
-  server.close();
-  await once(server, "close");
-  return port;
 }
 
 /**

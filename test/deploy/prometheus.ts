@@ -6,10 +6,10 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { stringify } from "yaml";
+import { freePort } from "../helpers/freePort.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 
 export interface ScrapeTarget {
@@ -32,15 +32,6 @@ export interface RunningPrometheus {
    */
   query(expr: string, time?: number): Promise<QuerySample[]>;
   close(): Promise<void>;
-}
-
-/** A port nothing listens on right now. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 export async function startPrometheus(targets: readonly ScrapeTarget[]): Promise<RunningPrometheus> {

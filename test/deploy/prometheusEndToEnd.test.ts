@@ -24,7 +24,8 @@ import { waitUntil } from "../helpers/waitUntil.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../webhooks/webhookReceiver.js";
 import { dashboardQueries, readDashboard } from "./chart.js";
 import { renderRuleGroups, type AlertingRule } from "./helmRender.js";
-import { freePort, startPrometheus, type RunningPrometheus } from "./prometheus.js";
+import { freePort } from "../helpers/freePort.js";
+import { startPrometheus, type RunningPrometheus } from "./prometheus.js";
 
 /** What the test drives, by compaction reason and outcome. */
 const DRIVEN = {

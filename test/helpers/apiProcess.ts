@@ -9,7 +9,7 @@ import type { Config } from "../../src/config.js";
 import { freePort } from "./freePort.js";
 import { repoRoot } from "./repoRoot.js";
 import { cliPath } from "./runCli.js";
-import { TEST_TENANTS, TEST_WEBHOOK_SECRET } from "./serviceConfig.js";
+import { TEST_API_KEYS, TEST_WEBHOOK_SECRET } from "./serviceConfig.js";
 
 export interface ApiProcess {
   readonly child: ChildProcess;
@@ -30,9 +30,7 @@ export async function startApiProcess(config: Config, env: Record<string, string
       PORT: String(port),
       REDIS_URL: config.redisUrl,
       COMPACTD_QUEUE_PREFIX: config.queuePrefix,
-      COMPACTD_API_KEYS: Object.entries(TEST_TENANTS)
-        .map(([tenant, key]) => `${tenant}:${key}`)
-        .join(","),
+      COMPACTD_API_KEYS: TEST_API_KEYS,
       COMPACTD_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
       COMPACTD_LOG_LEVEL: "error",
       ...env,

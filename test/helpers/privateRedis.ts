@@ -8,10 +8,10 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
+import { freePort } from "./freePort.js";
 import { waitUntil } from "./waitUntil.js";
 
 export interface PrivateRedis {
@@ -66,14 +66,4 @@ export async function startPrivateRedis(args: readonly string[] = []): Promise<P
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-/** A port nothing listens on right now (the OS picks it). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (typeof address !== "object" || address === null) throw new Error("no port");
-  return address.port;
 }

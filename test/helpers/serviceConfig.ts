@@ -12,13 +12,16 @@ export const TEST_WEBHOOK_SECRET = `whsec_${Buffer.from("compactd-test-secret-01
 
 export const TEST_TENANTS = { acme: "key-acme", globex: "key-globex" } as const;
 
+/** COMPACTD_API_KEYS for the test tenants, for configs and for service processes' environments. */
+export const TEST_API_KEYS = Object.entries(TEST_TENANTS)
+  .map(([tenant, key]) => `${tenant}:${key}`)
+  .join(",");
+
 export function serviceConfig(name: string, env: Record<string, string> = {}): Config {
   const config = loadConfig({
     REDIS_URL: TEST_REDIS_URL,
     COMPACTD_QUEUE_PREFIX: testPrefix(name),
-    COMPACTD_API_KEYS: Object.entries(TEST_TENANTS)
-      .map(([tenant, key]) => `${tenant}:${key}`)
-      .join(","),
+    COMPACTD_API_KEYS: TEST_API_KEYS,
     COMPACTD_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET,
     WORKER_CONCURRENCY: "8",
     COMPACTD_JOB_ATTEMPTS: "3",

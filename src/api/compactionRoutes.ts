@@ -110,9 +110,9 @@ function reread(services: ApiServices, tenant: string, last: JobView): () => Pro
 async function findJob(services: ApiServices, tenant: string, id: string): Promise<JobView> {
   const known = isJobId(id) && services.queues.holds(id);
   if (known) await services.whenRedisReady();
-  const view = known ? await services.lifecycle.view(tenant, id) : undefined;
-  if (view !== undefined) return view;
-  if (known && isIssuedId(id) && !(await services.lifecycle.isStored(id))) throw gone(`compaction ${id}`);
+  const found = known ? await services.lifecycle.find(tenant, id) : undefined;
+  if (found !== undefined && found !== "another tenant's") return found;
+  if (known && found === undefined && isIssuedId(id)) throw gone(`compaction ${id}`);
   throw new ApiError(404, ErrorCodes.notFound, `no compaction ${id}`);
 }
 

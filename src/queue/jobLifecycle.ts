@@ -66,8 +66,8 @@ export interface JobLifecycle {
   nothingToCompact(reason: Reason): void;
   /** Job `jobId` as the API shows it; undefined when unknown or another tenant's. */
   view(tenant: string, jobId: string): Promise<JobView | undefined>;
-  /** Whether Redis holds job `jobId` at all (the job, or a cancelled job's tombstone), whichever tenant's it is. */
-  isStored(jobId: string): Promise<boolean>;
+  /** As {@link view}, telling a job Redis does not hold (undefined) from another tenant's. */
+  find(tenant: string, jobId: string): Promise<JobView | "another tenant's" | undefined>;
   /** As {@link view}, of a job already read (an idempotent POST reads its job once). */
   viewOf(tenant: string, job: CompactionJob): Promise<JobView | undefined>;
   /** As {@link view}, of a cancelled queued job's tombstone already read. */
@@ -181,11 +181,16 @@ export function createJobLifecycle({ queues, results, batches, metrics, notify, 
     return true;
   };
 
+  const find = (tenant: string, jobId: string) => viewJob(queues.of(jobId), results, settleRead, tenant, jobId);
+
   return {
     submit: (jobId, data, idempotent) => submitCompaction(queues.of(jobId), jobId, data, idempotent),
     nothingToCompact: (reason) => metrics.jobsTotal.inc({ reason, outcome: "nothing_to_compact" }),
-    view: (tenant, jobId) => viewJob(queues.of(jobId), results, settleRead, tenant, jobId),
-    isStored: async (jobId) => (await queues.of(jobId).getJob(jobId)) !== undefined || (await results.getTombstone(jobId)) !== undefined,
+    find,
+    view: async (tenant, jobId) => {
+      const found = await find(tenant, jobId);
+      return found === "another tenant's" ? undefined : found;
+    },
     viewOf: (tenant, job) => viewOfJob(job, results, settleRead, tenant),
     viewOfCancelled: (tenant, jobId, tombstone) => viewOfTombstone(jobId, tombstone, results, tenant),
     async cancel(jobId) {

@@ -30,8 +30,9 @@ export function isFinished(status: JobStatus): boolean {
 }
 
 /**
- * The job `jobId` of `tenant`; undefined when it does not exist or is another
- * tenant's. `settleStalled` settles a job BullMQ failed for stalling that
+ * The job `jobId` of `tenant`; undefined when Redis holds no such job (nor a
+ * cancelled job's tombstone), "another tenant's" when it holds someone
+ * else's. `settleStalled` settles a job BullMQ failed for stalling that
  * nobody has settled yet (see jobLifecycle.ts).
  */
 export async function viewJob(
@@ -40,11 +41,12 @@ export async function viewJob(
   settleStalled: (job: CompactionJob) => Promise<FinalOutcome>,
   tenant: string,
   jobId: string,
-): Promise<JobView | undefined> {
+): Promise<JobView | "another tenant's" | undefined> {
   const job = await queue.getJob(jobId);
-  if (job !== undefined) return viewOfJob(job, store, settleStalled, tenant);
-  const tombstone = await store.getTombstone(jobId);
-  return tombstone === undefined ? undefined : viewOfTombstone(jobId, tombstone, store, tenant);
+  const tombstone = job === undefined ? await store.getTombstone(jobId) : undefined;
+  if (job === undefined && tombstone === undefined) return undefined;
+  const view = job !== undefined ? await viewOfJob(job, store, settleStalled, tenant) : await viewOfTombstone(jobId, tombstone!, store, tenant);
+  return view ?? "another tenant's";
 }
 
 /** {@link viewJob} of a job already read; undefined when it is another tenant's. */

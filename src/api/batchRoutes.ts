@@ -81,7 +81,7 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
         continue;
       }
       const jobId = jobIds[index]!;
-      const outcome = await lifecycle.submit(jobId, decision.data, idempotencyKey !== undefined);
+      const outcome = await lifecycle.submit(jobId, decision, idempotencyKey !== undefined);
       items.push(outcome.kind === "inFlight" ? { status: "in_flight", inFlightId: outcome.jobId } : { status: "queued", id: jobId });
     }
     const record: BatchRecord = {

@@ -19,7 +19,7 @@ import { replacesOf } from "../core/replaces.js";
 import { minimumContextWindow, normalizeSettings } from "../core/settings.js";
 import { TokenEstimator } from "../core/tokenEstimator.js";
 import { ErrorCodes } from "../client/errorCodes.js";
-import type { CompactionJobData, ConversationPayload } from "../queue/compactionJob.js";
+import type { CompactionJobData, CompactionSubmission, ConversationPayload } from "../queue/compactionJob.js";
 import { encodePayload } from "../queue/payloadCodec.js";
 import { invalidField, type ApiError } from "./apiError.js";
 import type { CanonicalMessages } from "./requestDigest.js";
@@ -39,7 +39,7 @@ export interface IntakeContext {
 
 export type Intake =
   | { readonly kind: "nothing_to_compact" }
-  | { readonly kind: "job"; readonly data: CompactionJobData }
+  | ({ readonly kind: "job" } & CompactionSubmission)
   /**
    * The conversation or its window is refused: a 400 naming the field. It is
    * returned, not thrown, so a route answers an idempotent replay first, as
@@ -80,7 +80,6 @@ export async function intake(request: BatchItemRequest, context: IntakeContext):
   };
   const data: CompactionJobData = {
     tenant: context.tenant,
-    payload: await encodePayload(payload),
     contextWindow: request.contextWindow,
     settings: request.settings ?? {},
     reason: request.reason,
@@ -98,7 +97,7 @@ export async function intake(request: BatchItemRequest, context: IntakeContext):
       batchId: context.batchId,
     }),
   };
-  return { kind: "job", data };
+  return { kind: "job", data, payload: await encodePayload(payload) };
 }
 
 /** Drops undefined members, which BullMQ's JSON would drop anyway, so the job data type stays honest. */

@@ -44,7 +44,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
       if (earlier === undefined) throw err;
       return replay(reply, earlier);
     }
-    const outcome = await lifecycle.submit(jobId, decision.data, idempotencyKey !== undefined);
+    const outcome = await lifecycle.submit(jobId, decision, idempotencyKey !== undefined);
     switch (outcome.kind) {
       case "created":
         request.log.info({ jobId, tenant, conversationId: body.conversationId, reason: body.reason }, "compaction queued");

@@ -18,7 +18,8 @@ export interface ThreadTask {
   readonly started: MessagePort;
 }
 
-type Wire<T> = T extends ApiError ? ApiErrorData : T extends object ? { readonly [K in keyof T]: Wire<T[K]> } : T;
+/** What a structured clone brings back: errors as plain data; bytes (a job's compressed payload) as a Uint8Array. */
+type Wire<T> = T extends ApiError ? ApiErrorData : T extends Uint8Array ? Uint8Array : T extends object ? { readonly [K in keyof T]: Wire<T[K]> } : T;
 
 export type ThreadAnswer =
   | { readonly ok: true; readonly kind: "compaction"; readonly examined: Wire<ExaminedCompaction> }

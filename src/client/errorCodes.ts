@@ -55,6 +55,11 @@ export const ErrorCodes = {
   stalled: "stalled",
   /** The job's stored conversation could not be decoded. */
   invalidPayload: "invalid_payload",
+  /**
+   * The job's stored conversation is gone from Redis (it outlived its key's
+   * 30-day expiry in the queue, or Redis lost data): submit the request again.
+   */
+  payloadMissing: "payload_missing",
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -8,7 +8,7 @@ import type { Replaces } from "../core/replaces.js";
 import type { BudgetOverrides } from "../core/settings.js";
 import type { KnownTokenCounts } from "../core/tokenEstimator.js";
 
-/** The part of the request that is large: stored compressed (see payloadCodec.ts). */
+/** The part of the request that is large: stored compressed, apart from the job (see payloadStore.ts). */
 export interface ConversationPayload {
   readonly messages: unknown[];
   readonly system?: unknown;
@@ -17,8 +17,14 @@ export interface ConversationPayload {
 
 export interface CompactionJobData {
   readonly tenant: string;
-  /** {@link ConversationPayload}, brotli-compressed and base64-encoded. */
-  readonly payload: string;
+  /**
+   * {@link ConversationPayload}, brotli-compressed and base64-encoded, in the
+   * job data itself: how jobs were queued before the payload got a key of its
+   * own (payloadStore.ts). Absent on newer jobs, whose payload is found from
+   * the job id and {@link submissionId}; still read, so jobs queued by an
+   * earlier version are processed after an upgrade.
+   */
+  readonly payload?: string;
   readonly contextWindow: number;
   readonly settings: BudgetOverrides;
   readonly reason: Reason;
@@ -34,6 +40,8 @@ export interface CompactionJobData {
    * Random per submission. BullMQ answers an add with an existing job id by
    * returning the id, not by saying whether it created anything; comparing the
    * stored job's submission with ours tells a new job from an idempotent replay.
+   * It also names the job's payload key: unique per submission, so a replay
+   * never touches the payload of the job it replays.
    */
   readonly submissionId: string;
   /** SHA-256 of the request, so one idempotency key reused for another request is refused. */
@@ -50,6 +58,12 @@ export interface CompactionJobData {
    * event loop, busy with hundreds of streams, should not do.
    */
   readonly replaces: Replaces;
+}
+
+/** A job to queue: its data, and its conversation compressed (encodePayload), stored beside it. */
+export interface CompactionSubmission {
+  readonly data: CompactionJobData;
+  readonly payload: Uint8Array;
 }
 
 /** BullMQ job name; one kind of job per queue, the name is for dashboards. */

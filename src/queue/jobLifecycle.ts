@@ -22,9 +22,10 @@ import type { Reason } from "../core/compactor.js";
 import { observeLatency } from "../metrics/exemplars.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { BatchStore } from "./batchStore.js";
-import type { CompactionJobData } from "./compactionJob.js";
-import { submitCompaction, type CompactionJob, type CompactionQueues, type SubmitOutcome } from "./compactionQueue.js";
+import type { CompactionJobData, CompactionSubmission } from "./compactionJob.js";
+import type { CompactionJob, CompactionQueues, SubmitOutcome } from "./compactionQueue.js";
 import { viewJob, viewOfJob, viewOfTombstone, type JobView } from "./jobView.js";
+import { submitWithPayload, type PayloadStore } from "./payloadStore.js";
 import type { FinalOutcome, ResultStore, Tombstone } from "./resultStore.js";
 
 /**
@@ -60,8 +61,8 @@ export type Cancellation =
   | "signalled";
 
 export interface JobLifecycle {
-  /** Adds a job under `jobId`; `idempotent` says whether the id may already exist (see submitCompaction). */
-  submit(jobId: string, data: CompactionJobData, idempotent: boolean): Promise<SubmitOutcome>;
+  /** Adds a job and its payload under `jobId`; `idempotent` says whether the id may already exist (see submitCompaction). */
+  submit(jobId: string, submission: CompactionSubmission, idempotent: boolean): Promise<SubmitOutcome>;
   /** A request that needed no job: counted like an outcome. */
   nothingToCompact(reason: Reason): void;
   /** Job `jobId` as the API shows it; undefined when unknown or another tenant's. */
@@ -74,7 +75,11 @@ export interface JobLifecycle {
   viewOfCancelled(tenant: string, jobId: string, tombstone: Tombstone): Promise<JobView | undefined>;
   /** Cancels a job that has not finished. */
   cancel(jobId: string): Promise<Cancellation>;
-  /** Records `outcome` unless one is recorded, and notifies; returns the recorded outcome (`outcome` itself when it was the first). */
+  /**
+   * Records `outcome` unless one is recorded, deletes the job's payload (no
+   * attempt is left to read it), and notifies; returns the recorded outcome
+   * (`outcome` itself when it was the first).
+   */
   settle(job: SettledJob, outcome: FinalOutcome): Promise<FinalOutcome>;
   /** Settles a job BullMQ failed for stalling, as {@link settle}. */
   settleStalled(job: StalledJob): Promise<FinalOutcome>;
@@ -85,6 +90,7 @@ export interface JobLifecycle {
 export interface JobLifecycleDeps {
   readonly queues: CompactionQueues;
   readonly results: ResultStore;
+  readonly payloads: PayloadStore;
   readonly batches: BatchStore;
   readonly metrics: Metrics;
   readonly notify: NotifyCallback;
@@ -94,7 +100,7 @@ export interface JobLifecycleDeps {
   readonly broadcastCancel: (jobId: string) => Promise<void>;
 }
 
-export function createJobLifecycle({ queues, results, batches, metrics, notify, announce, broadcastCancel }: JobLifecycleDeps): JobLifecycle {
+export function createJobLifecycle({ queues, results, payloads, batches, metrics, notify, announce, broadcastCancel }: JobLifecycleDeps): JobLifecycle {
   const completeBatch = async (batchId: string): Promise<void> => {
     const record = await batches.get(batchId);
     if (record?.callbackUrl === undefined) return;
@@ -116,8 +122,9 @@ export function createJobLifecycle({ queues, results, batches, metrics, notify, 
   const settle = async (job: SettledJob, outcome: FinalOutcome): Promise<FinalOutcome> => {
     const recorded = await results.saveOnce(job.id, outcome);
     if (recorded === outcome) countOutcome(metrics, job, outcome);
-    await announce(job.id);
     const { data } = job;
+    await payloads.delete(job.id, data.submissionId);
+    await announce(job.id);
     if (data.callbackUrl !== undefined) {
       const conversationId = data.conversationId ?? null;
       const batch = data.batchId === undefined ? {} : { batchId: data.batchId };
@@ -184,7 +191,7 @@ export function createJobLifecycle({ queues, results, batches, metrics, notify, 
   const find = (tenant: string, jobId: string) => viewJob(queues.of(jobId), results, settleRead, tenant, jobId);
 
   return {
-    submit: (jobId, data, idempotent) => submitCompaction(queues.of(jobId), jobId, data, idempotent),
+    submit: (jobId, submission, idempotent) => submitWithPayload(queues.of(jobId), payloads, jobId, submission, idempotent),
     nothingToCompact: (reason) => metrics.jobsTotal.inc({ reason, outcome: "nothing_to_compact" }),
     find,
     view: async (tenant, jobId) => {

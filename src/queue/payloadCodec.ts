@@ -6,8 +6,11 @@
  * happen) and Redis holds it in memory until a worker is free, so backlog
  * capacity is set by payload size. Brotli at a middling quality shrinks agent
  * transcripts (prose, code, JSON tool output) to about a quarter in a couple of
- * milliseconds per 100 KB; base64 then costs a third back, because BullMQ
- * stores job data as JSON text. The result: ~35% of the raw JSON per job.
+ * milliseconds per 100 KB. A queued conversation is stored as those raw bytes,
+ * in a key of its own beside its job (payloadStore.ts): in BullMQ's job data,
+ * which is JSON text, it would need base64, a third more. What must live in
+ * text (results, the inline payloads of jobs queued by earlier versions) is
+ * the same bytes as base64, and {@link inflatePayload} reads either form.
  */
 import { promisify } from "node:util";
 import { brotliCompress, brotliDecompress, constants } from "node:zlib";
@@ -21,27 +24,33 @@ const decompress = promisify(brotliDecompress);
  */
 const QUALITY = 5;
 
-/** Compresses a JSON value to a base64 string that fits in BullMQ job data. */
-export function encodePayload(value: unknown): Promise<string> {
-  return encodeJson(JSON.stringify(value));
+/** Compresses a JSON value to the raw bytes stored in a payload key. */
+export function encodePayload(value: unknown): Promise<Buffer> {
+  return compressJson(JSON.stringify(value));
 }
 
-/** {@link encodePayload} for a value already written as JSON text. */
+/** {@link encodePayload} of a value already written as JSON text, as base64 for a store that holds text. */
 export async function encodeJson(text: string): Promise<string> {
+  return (await compressJson(text)).toString("base64");
+}
+
+async function compressJson(text: string): Promise<Buffer> {
   const json = Buffer.from(text, "utf8");
-  const packed = await compress(json, {
+  return compress(json, {
     params: {
       [constants.BROTLI_PARAM_QUALITY]: QUALITY,
       [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
       [constants.BROTLI_PARAM_SIZE_HINT]: json.length,
     },
   });
-  return packed.toString("base64");
 }
 
-/** The inverse of {@link encodePayload}; throws on anything it did not produce. */
-export async function decodePayload(encoded: string): Promise<unknown> {
-  return JSON.parse((await inflatePayload(encoded)).toString("utf8"));
+/** What the encoders produce: raw bytes, or a string holding them as base64. */
+export type Packed = Uint8Array | string;
+
+/** The inverse of {@link encodePayload} and {@link encodeJson}; throws on anything they did not produce. */
+export async function decodePayload(packed: Packed): Promise<unknown> {
+  return JSON.parse((await inflatePayload(packed)).toString("utf8"));
 }
 
 /**
@@ -50,6 +59,6 @@ export async function decodePayload(encoded: string): Promise<unknown> {
  * so a caller that must prepare for that (see lockForCpuWork.ts) learns the
  * size here first.
  */
-export async function inflatePayload(encoded: string): Promise<Buffer> {
-  return decompress(Buffer.from(encoded, "base64"));
+export async function inflatePayload(packed: Packed): Promise<Buffer> {
+  return decompress(typeof packed === "string" ? Buffer.from(packed, "base64") : packed);
 }

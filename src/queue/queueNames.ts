@@ -11,8 +11,8 @@
  * With `COMPACTD_QUEUE_SHARDS` above 1 the compaction queue is split in
  * shards, each under its own hash tag (see {@link shardPrefix}), so a Redis
  * Cluster can put them on different masters. A job's own records (result,
- * cancellation flag, tombstone) live beside it under its shard's prefix,
- * found from the shard number its id carries; everything else (batches, the
+ * cancellation flag, tombstone, queued payload) live beside it under its
+ * shard's prefix, so in its slot, found from the shard number its id carries; everything else (batches, the
  * callback queue, the cancel channel, leases) stays under the prefix itself.
  */
 import { shardOfJobId } from "./compactionJob.js";
@@ -35,6 +35,12 @@ export function shardPrefix(prefix: string, shard: number): string {
 }
 
 export interface ServiceKeys {
+  /**
+   * A queued job's compressed conversation, as raw bytes (payloadStore.ts).
+   * Named by the submission, not the job id: an idempotent replay adds
+   * nothing to the job it replays, and must not overwrite its payload.
+   */
+  payload(jobId: string, submissionId: string): string;
   /** How a job ended: its result or its error (compressed), kept for the result retention. */
   result(jobId: string): string;
   /** Set when a job is cancelled; workers check it before and after compacting. */
@@ -57,6 +63,7 @@ export function serviceKeys(prefix: string): ServiceKeys {
   const store = `${prefix}:store`;
   const jobStore = (jobId: string): string => `${shardPrefix(prefix, shardOfJobId(jobId))}:store`;
   return {
+    payload: (jobId, submissionId) => `${jobStore(jobId)}:payload:${submissionId}`,
     result: (jobId) => `${jobStore(jobId)}:result:${jobId}`,
     cancelled: (jobId) => `${jobStore(jobId)}:cancelled:${jobId}`,
     tombstone: (jobId) => `${jobStore(jobId)}:tombstone:${jobId}`,

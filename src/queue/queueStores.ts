@@ -1,6 +1,6 @@
 /**
  * The queues and stores every service process opens on one Redis connection:
- * the compaction queue's shards, job outcomes, batch records and the job
+ * the compaction queue's shards, queued payloads, job outcomes, batch records and the job
  * lifecycle that ties them together. The API and the worker open them the
  * same way so both agree on retention, retries and key names.
  */
@@ -12,6 +12,7 @@ import { broadcastCancel } from "./cancelChannel.js";
 import { createCompactionQueues, type CompactionQueues } from "./compactionQueue.js";
 import { createJobLifecycle, type JobLifecycle, type NotifyCallback } from "./jobLifecycle.js";
 import { serviceKeys, type ServiceKeys } from "./queueNames.js";
+import { PayloadStore } from "./payloadStore.js";
 import { announceSettled } from "./settledChannel.js";
 import { ResultStore } from "./resultStore.js";
 
@@ -19,6 +20,7 @@ export interface QueueStores {
   readonly keys: ServiceKeys;
   readonly compactionQueues: CompactionQueues;
   readonly results: ResultStore;
+  readonly payloads: PayloadStore;
   readonly batches: BatchStore;
   readonly lifecycle: JobLifecycle;
   /** Closes the queues; the connection stays the caller's. */
@@ -43,15 +45,18 @@ export function openQueueStores(redis: RedisClient, config: Config, { metrics, n
   });
   for (const queue of compactionQueues.shards) queue.on("error", onError);
   const results = new ResultStore(redis, keys, config.resultTtlSeconds);
+  const payloads = new PayloadStore(redis, keys);
   const batches = new BatchStore(redis, keys, config.resultTtlSeconds);
   return {
     keys,
     compactionQueues,
     results,
+    payloads,
     batches,
     lifecycle: createJobLifecycle({
       queues: compactionQueues,
       results,
+      payloads,
       batches,
       metrics,
       notify,

@@ -1,11 +1,12 @@
 /**
- * What a worker does with one compaction job: decompress, parse, compact,
- * store, notify.
+ * What a worker does with one compaction job: read its payload, decompress,
+ * parse, compact, store, notify.
  *
  * How each way of ending maps onto BullMQ:
  * - bad input (a payload that does not decode, a conversation the parser
  *   refuses, nothing left to compact): `UnrecoverableError`, no retry; the same
- *   input fails the same way.
+ *   input fails the same way. So does a payload Redis no longer holds
+ *   (`payload_missing`): no retry brings it back.
  * - the result is degraded by a transient cause (the summarizer failed: rate
  *   limit, overload, server error, dropped or stalled stream; see
  *   core/degradation.ts) on an attempt that is not the last: the
@@ -31,7 +32,8 @@ import type { Metrics } from "../metrics/metrics.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { CompactionJobData, ConversationPayload } from "../queue/compactionJob.js";
 import type { JobLifecycle } from "../queue/jobLifecycle.js";
-import { inflatePayload } from "../queue/payloadCodec.js";
+import { inflatePayload, type Packed } from "../queue/payloadCodec.js";
+import type { PayloadStore } from "../queue/payloadStore.js";
 import type { FinalOutcome, JobError, ResultStore } from "../queue/resultStore.js";
 import { summarizerMetrics } from "./summarizerMetrics.js";
 import { holdLockAfterEachCall, lockForCpuWork } from "./lockForCpuWork.js";
@@ -51,6 +53,7 @@ export interface CompactionReturn {
 
 export interface ProcessorDeps {
   readonly results: ResultStore;
+  readonly payloads: PayloadStore;
   readonly lifecycle: JobLifecycle;
   readonly metrics: Metrics;
   /** Each job logs under a child with its id, tenant, conversation, reason and attempt. */
@@ -89,7 +92,7 @@ class JobRejected extends Error {
 const CANCELLED = new JobRejected("cancelled", { code: ErrorCodes.cancelled, message: "the compaction was cancelled" });
 
 export function createCompactionProcessor(deps: ProcessorDeps): CompactionProcessor {
-  const { results, lifecycle, metrics } = deps;
+  const { results, payloads, lifecycle, metrics } = deps;
 
   const run = async (
     job: Job<CompactionJobData>,
@@ -113,11 +116,12 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
       if (token !== undefined) await job.extendLock(token, lockMs).catch(() => undefined);
     };
     // Read to plan, and again only if an offline summary must stand in for a
-    // failed summarizer call: waiting on the summarizer, the job holds its
-    // compressed payload (BullMQ's job data), not the parsed conversation.
+    // failed summarizer call: waiting on the summarizer, the job holds
+    // neither the parsed conversation nor its compressed bytes (those stay in
+    // Redis until the job is settled).
     const conversation: ConversationSource = {
-      read: () =>
-        openPayload(data.payload, async (jsonBytes) => {
+      read: async () =>
+        openPayload(await payloadOf(payloads, idOf(job), data), async (jsonBytes) => {
           lockMs = lockForCpuWork(jsonBytes, deps.lockDurationMs);
           await holdLock();
         }),
@@ -203,19 +207,31 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
 
 const UNDECODABLE = new JobRejected("failed", { code: ErrorCodes.invalidPayload, message: "the stored conversation could not be decoded" });
 
+const MISSING = new JobRejected("failed", {
+  code: ErrorCodes.payloadMissing,
+  message: "the job's conversation is no longer in Redis (its key expired or Redis lost it); submit the request again",
+});
+
+/** The job's compressed conversation, wherever it is stored (see PayloadStore.read). */
+async function payloadOf(payloads: PayloadStore, jobId: string, data: CompactionJobData): Promise<Packed> {
+  const packed = await payloads.read(jobId, data);
+  if (packed === undefined) throw MISSING;
+  return packed;
+}
+
 /**
  * The job's conversation, decoded. The decompressed text lives only in here,
  * and the compactor lets go of the parsed conversation once its prompts are
  * built (see "Memory per job in flight" in docs/OPERATIONS.md).
  * `beforeParsing` hears the text's size first.
  */
-async function openPayload(payload: string, beforeParsing: (jsonBytes: number) => Promise<void>): Promise<Conversation> {
+async function openPayload(payload: Packed, beforeParsing: (jsonBytes: number) => Promise<void>): Promise<Conversation> {
   const json = await inflate(payload);
   await beforeParsing(json.length);
   return parse(parseJson(json));
 }
 
-async function inflate(payload: string): Promise<Buffer> {
+async function inflate(payload: Packed): Promise<Buffer> {
   try {
     return await inflatePayload(payload);
   } catch {

@@ -74,12 +74,13 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
   const callbackQueue = createCallbackQueue(redis, config);
   callbackQueue.on("error", onError);
   const stores = openQueueStores(redis, config, { metrics, notify: callbackNotifier(callbackQueue), onError });
-  const { keys, compactionQueues, results, lifecycle } = stores;
+  const { keys, compactionQueues, results, payloads, lifecycle } = stores;
 
   // One BullMQ worker per shard, sharing the process's concurrency: a
   // conversation's jobs are spread evenly over shards, so each gets its share.
   const processor = createCompactionProcessor({
     results,
+    payloads,
     lifecycle,
     metrics,
     log: logger,

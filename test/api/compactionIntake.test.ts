@@ -30,7 +30,7 @@ describe("intake", () => {
     // The tail walk counted the newest messages exactly.
     expect(counts.messages.map(([index]) => index)).toContain(messages.length - 1);
 
-    const payload = (await decodePayload(decided.data.payload)) as { messages: unknown[] };
+    const payload = (await decodePayload(decided.payload)) as { messages: unknown[] };
     const compactor = createCompactor({ settings: { contextWindow: 100_000, keepRecentTokens: 8_000 }, summarizer: scriptedSummarizer() })!;
     const conv = parseConversation({ messages: payload.messages });
     const withCounts = await compactor.compact(conv, { reason: "threshold", knownCounts: counts });

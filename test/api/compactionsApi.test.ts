@@ -1,11 +1,16 @@
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
 import { buildApp } from "../../src/api/buildApp.js";
 import type { Config } from "../../src/config.js";
 import { createMetrics, type Metrics } from "../../src/metrics/metrics.js";
+import type { CompactionJobData } from "../../src/queue/compactionJob.js";
+import { COMPACTION_QUEUE, serviceKeys } from "../../src/queue/queueNames.js";
 import { conversation, reactTurn } from "../helpers/conversations.js";
 import { deleteKeysUnder } from "../helpers/redisTestPrefix.js";
 import { bearer, serviceConfig } from "../helpers/serviceConfig.js";
+import { storedJobData, storedPayload } from "../helpers/storedJob.js";
 
 /** Enough history outside a 4000-token keep-recent budget (window 20000, reserve 4000) to compact. */
 function longConversation(): unknown[] {
@@ -278,6 +283,33 @@ describe("batches", () => {
     expect(second.json().id).toBe(first.json().id);
     expect(second.json().items).toEqual(first.json().items);
     expect(second.headers["idempotent-replayed"]).toBe("true");
+  });
+
+  it("stores each queued item's payload once, and leaves no payload behind when a replay of the batch races it", async () => {
+    const headers = { ...bearer("acme"), "idempotency-key": "raced-batch" };
+    const payload = { items: [compactable({ conversationId: "race-1" }), compactable({ conversationId: "race-2" })] };
+    const send = () => h.app.inject({ method: "POST", url: "/v1/compactions/batch", headers, payload });
+    const [first, second] = await Promise.all([send(), send()]);
+    expect([first.statusCode, second.statusCode]).toEqual([202, 202]);
+    expect(second.json().id).toBe(first.json().id);
+    const ids = (first.json().items as { id: string }[]).map((item) => item.id);
+    for (const [index, id] of ids.entries()) {
+      const stored = (await storedPayload(h.config, id, await storedJobData(h.config, id))) as { messages: unknown[] };
+      expect(stored.messages).toEqual(payload.items[index]!.messages);
+    }
+    // Every payload key under the prefix belongs to a queued job, and every queued job has one.
+    const keys = serviceKeys(h.config.queuePrefix);
+    const redis = new Redis(h.config.redisUrl);
+    const queue = new Queue<CompactionJobData>(COMPACTION_QUEUE, { connection: { url: h.config.redisUrl }, prefix: h.config.queuePrefix });
+    try {
+      const queued = await queue.getJobs(["waiting", "prioritized", "delayed", "active"]);
+      const expected = queued.map((job) => keys.payload(job.id!, job.data.submissionId)).sort();
+      expect((await redis.keys(`${h.config.queuePrefix}:store:payload:*`)).sort()).toEqual(expected);
+      expect(expected.length).toBeGreaterThanOrEqual(ids.length);
+    } finally {
+      await queue.close();
+      redis.disconnect();
+    }
   });
 
   it("refuses the whole batch when one item is malformed, naming the item's field", async () => {

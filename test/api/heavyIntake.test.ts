@@ -8,7 +8,7 @@ import { performance } from "node:perf_hooks";
 import { Queue } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CompactionJobData } from "../../src/queue/compactionJob.js";
-import { decodePayload } from "../../src/queue/payloadCodec.js";
+import { storedPayload } from "../helpers/storedJob.js";
 import { COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
 import { startApiProcess, type ApiProcess } from "../helpers/apiProcess.js";
 import { longRunBody, ordinaryBody } from "../helpers/heavyBodies.js";
@@ -82,7 +82,7 @@ async function queuedConversations(config: { redisUrl: string; queuePrefix: stri
     const jobs = await queue.getJobs(["waiting", "prioritized", "delayed", "active", "completed", "failed"]);
     const ids: string[] = [];
     for (const job of jobs) {
-      const payload = (await decodePayload(job.data.payload)) as { messages: unknown[] };
+      const payload = (await storedPayload(config, job.id!, job.data)) as { messages: unknown[] };
       expect(payload.messages.length).toBeGreaterThan(0);
       ids.push(job.data.conversationId!);
     }

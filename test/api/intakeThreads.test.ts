@@ -10,12 +10,11 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildApp } from "../../src/api/buildApp.js";
 import * as examination from "../../src/api/requestExamination.js";
 import type { Config } from "../../src/config.js";
-import { decodePayload } from "../../src/queue/payloadCodec.js";
 import { COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
 import { conversation, reactTurn } from "../helpers/conversations.js";
 import { longRunBody } from "../helpers/heavyBodies.js";
 import { deleteKeysUnder } from "../helpers/redisTestPrefix.js";
-import { storedJobData } from "../helpers/storedJob.js";
+import { storedJobData, storedPayload } from "../helpers/storedJob.js";
 import { bearer, serviceConfig } from "../helpers/serviceConfig.js";
 
 // The event loop's examination, observed: a body taken in on a thread must never reach it.
@@ -98,10 +97,10 @@ describe("a body taken in on an intake thread", () => {
     const [threaded, looped] = [await send(onThread, "/v1/compactions", JSON.stringify(compactable), headers), await send(onLoop, "/v1/compactions", JSON.stringify(compactable), headers)];
     expect([threaded.statusCode, looped.statusCode]).toEqual([202, 202]);
     const [fromThread, fromLoop] = [await storedJobData(onThread.config, threaded.json().id), await storedJobData(onLoop.config, looped.json().id)];
-    const { payload: threadPayload, submissionId: _a, ...threadRest } = fromThread;
-    const { payload: loopPayload, submissionId: _b, ...loopRest } = fromLoop;
+    const { submissionId: _a, ...threadRest } = fromThread;
+    const { submissionId: _b, ...loopRest } = fromLoop;
     expect(threadRest).toEqual(loopRest);
-    expect(await decodePayload(threadPayload)).toEqual(await decodePayload(loopPayload));
+    expect(await storedPayload(onThread.config, threaded.json().id, fromThread)).toEqual(await storedPayload(onLoop.config, looped.json().id, fromLoop));
 
     const replayed = await send(onThread, "/v1/compactions", JSON.stringify(compactable), headers);
     expect(replayed.headers["idempotent-replayed"]).toBe("true");

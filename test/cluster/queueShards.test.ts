@@ -1,7 +1,7 @@
 import { Cluster } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isJobId, newJobId, shardFor, shardOfJobId } from "../../src/queue/compactionJob.js";
-import { serviceKeys } from "../../src/queue/queueNames.js";
+import { COMPACTION_QUEUE, serviceKeys, shardPrefix } from "../../src/queue/queueNames.js";
 import { markedRequest } from "../helpers/markedConversation.js";
 import { startLocalRedisCluster, type LocalRedisCluster } from "../helpers/localRedisCluster.js";
 import { bearer } from "../helpers/serviceConfig.js";
@@ -12,6 +12,18 @@ import { startServiceHarness, type ServiceHarness } from "../helpers/serviceHarn
  * Cluster: the service as a client sees it, one compaction in flight per
  * conversation across shards, and each job's records in its shard's slot.
  */
+
+/** Job `id`'s hash, in its shard's queue. */
+function jobKey(prefix: string, id: string): string {
+  return `${shardPrefix(prefix, shardOfJobId(id))}:${COMPACTION_QUEUE}:${id}`;
+}
+
+/** The payload key of job `id`, named from its submission as the job data records it. */
+async function payloadKeyOf(admin: Cluster, prefix: string, id: string): Promise<string> {
+  const data = JSON.parse((await admin.hget(jobKey(prefix, id), "data"))!) as { submissionId: string };
+  return serviceKeys(prefix).payload(id, data.submissionId);
+}
+
 const SHARDS = 3;
 let cluster: LocalRedisCluster;
 let h: ServiceHarness;
@@ -44,6 +56,8 @@ describe("sharded compaction queues on a Redis Cluster", () => {
     for (const id of ids) expect((await h.view(id, 30)).status, id).toBe("completed");
     const keys = serviceKeys(h.config.queuePrefix);
     for (const id of ids) expect(await admin.exists(keys.result(id)), id).toBe(1);
+    // Settled for good: the payload is gone, the job's hash stays for the retention.
+    for (const id of ids) expect(await admin.exists(await payloadKeyOf(admin, h.config.queuePrefix, id)), id).toBe(0);
     expect((await h.app.inject({ method: "GET", url: "/readyz" })).statusCode).toBe(200);
     expect((await fetch(`http://127.0.0.1:${h.workers[0]!.metricsPort}/readyz`)).status).toBe(200);
   }, 90_000);
@@ -81,9 +95,14 @@ describe("sharded compaction queues on a Redis Cluster", () => {
   it("cancel a queued job in any shard and answer 404 for an id naming a shard this deployment does not run", async () => {
     const blockers = await Promise.all(Array.from({ length: 12 }, (_, i) => h.submit(markedRequest(`busy-${i}`, { conversationId: `busy-${i}` }))));
     const target = blockers.map(({ body }) => String(body.id)).reverse().find((id) => shardOfJobId(id) !== 0)!;
+    // Queued, its payload sits as raw bytes in its shard's slot, beside the job.
+    const payloadKey = await payloadKeyOf(admin, h.config.queuePrefix, target);
+    expect(await cluster.slotOf(payloadKey)).toBe(await cluster.slotOf(jobKey(h.config.queuePrefix, target)));
+    expect((await admin.getBuffer(payloadKey))!.length).toBeGreaterThan(0);
     const cancelled = await h.app.inject({ method: "DELETE", url: `/v1/compactions/${target}`, headers: bearer("acme") });
     expect(cancelled.statusCode, cancelled.body).toBeLessThan(300);
     expect((await h.view(target, 10)).status).toBe("cancelled");
+    expect(await admin.exists(payloadKey)).toBe(0);
     const beyond = newJobId(SHARDS + 1);
     expect(isJobId(beyond)).toBe(true);
     const missing = await h.app.inject({ method: "GET", url: `/v1/compactions/${beyond}`, headers: bearer("acme") });

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createMetrics, type Metrics } from "../../src/metrics/metrics.js";
-import { newJobId, type CompactionJobData } from "../../src/queue/compactionJob.js";
+import { newJobId, type CompactionJobData, type CompactionSubmission } from "../../src/queue/compactionJob.js";
 import type { CallbackNotice } from "../../src/queue/jobLifecycle.js";
 import { openQueueStores, type QueueStores } from "../../src/queue/queueStores.js";
 import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
@@ -51,7 +51,6 @@ function processes(name: string, count: number): Process[] {
 function jobData(overrides: Partial<CompactionJobData> = {}): CompactionJobData {
   return {
     tenant: "acme",
-    payload: "",
     contextWindow: 100_000,
     settings: {},
     reason: "overflow",
@@ -61,6 +60,11 @@ function jobData(overrides: Partial<CompactionJobData> = {}): CompactionJobData 
     callbackUrl: "https://hooks.example.com/compactd",
     ...overrides,
   };
+}
+
+/** A submission of `data` with a payload of a few bytes (the lifecycle never decodes it). */
+function submission(data: CompactionJobData): CompactionSubmission {
+  return { data, payload: Buffer.from("compressed conversation") };
 }
 
 /** `compactd_jobs_total{outcome}` summed over the given processes' registries. */
@@ -107,7 +111,9 @@ describe("the job lifecycle", () => {
     const [api] = processes("lifecycle-cancel", 1);
     const { lifecycle } = api!.stores;
     const jobId = newJobId();
-    expect((await lifecycle.submit(jobId, jobData({ conversationId: "c1" }), false)).kind).toBe("created");
+    const data = jobData({ conversationId: "c1" });
+    expect((await lifecycle.submit(jobId, submission(data), false)).kind).toBe("created");
+    expect(await api!.stores.payloads.read(jobId, data)).toEqual(Buffer.from("compressed conversation"));
 
     expect(await lifecycle.cancel(jobId)).toBe("removed");
 
@@ -115,7 +121,21 @@ describe("the job lifecycle", () => {
     expect((await lifecycle.view("acme", jobId))?.status).toBe("cancelled");
     expect(await counted([api!], "cancelled")).toBe(1);
     expect(api!.sent.map((s) => s.event.type)).toEqual(["compaction.failed"]);
-    // The conversation's in-flight lock went with the job.
-    expect((await lifecycle.submit(newJobId(), jobData({ conversationId: "c1", submissionId: "s2" }), false)).kind).toBe("created");
+    // Its payload went with it, and the conversation's in-flight lock too.
+    expect(await api!.stores.payloads.read(jobId, data)).toBeUndefined();
+    expect((await lifecycle.submit(newJobId(), submission(jobData({ conversationId: "c1", submissionId: "s2" })), false)).kind).toBe("created");
+  });
+
+  it("deletes a job's payload when it settles for good, and not before", async () => {
+    const [worker] = processes("lifecycle-payload", 1);
+    const { lifecycle, payloads } = worker!.stores;
+    const jobId = newJobId();
+    const data = jobData();
+    expect((await lifecycle.submit(jobId, submission(data), false)).kind).toBe("created");
+    expect(await payloads.read(jobId, data)).toBeDefined();
+
+    await lifecycle.settle({ id: jobId, data, timestamp: Date.now() }, { status: "failed", finishedAt: Date.now(), error: { code: "internal_error", message: "boom" } });
+
+    expect(await payloads.read(jobId, data)).toBeUndefined();
   });
 });

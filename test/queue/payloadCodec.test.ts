@@ -4,9 +4,10 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replacesOf } from "../../src/core/replaces.js";
 import { newJobId } from "../../src/queue/compactionJob.js";
-import { submitCompaction, type CompactionQueue } from "../../src/queue/compactionQueue.js";
+import type { CompactionQueue } from "../../src/queue/compactionQueue.js";
 import { decodePayload, encodePayload } from "../../src/queue/payloadCodec.js";
-import { COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
+import { PayloadStore, submitWithPayload } from "../../src/queue/payloadStore.js";
+import { COMPACTION_QUEUE, serviceKeys } from "../../src/queue/queueNames.js";
 import { claudeCodeSessionFiles, loadClaudeCodeSession } from "../helpers/corpus.js";
 import { openTestQueue, type TestQueue } from "../helpers/testQueue.js";
 
@@ -54,29 +55,29 @@ describe("payload codec", () => {
 
     afterAll(() => testQueue.close());
 
-    it("keeps a queued 100 KB conversation in at most 40% of its JSON", async () => {
+    it("keeps a queued 100 KB conversation, job and payload key together, in at most 30% of its JSON", async () => {
       const conversation = realConversationOf(100_000);
       const raw = Buffer.byteLength(JSON.stringify(conversation));
       const id = newJobId();
-      await submitCompaction(
-        queue,
-        id,
-        {
-          tenant: "acme",
-          payload: await encodePayload(conversation),
-          replaces: replacesOf(conversation.messages),
-          contextWindow: 200_000,
-          settings: {},
-          reason: "threshold",
-          conversationId: "conv-1",
-          submissionId: randomUUID(),
-          requestDigest: "d",
-        },
-        false,
-      );
-      const stored = Number(await redis.memory("USAGE", `${prefix}:${COMPACTION_QUEUE}:${id}`, "SAMPLES", "0"));
-      expect(stored).toBeGreaterThan(0);
-      expect(stored / raw).toBeLessThanOrEqual(0.4);
+      const submissionId = randomUUID();
+      const payloads = new PayloadStore(redis, serviceKeys(prefix));
+      const data = {
+        tenant: "acme",
+        replaces: replacesOf(conversation.messages),
+        contextWindow: 200_000,
+        settings: {},
+        reason: "threshold" as const,
+        conversationId: "conv-1",
+        submissionId,
+        requestDigest: "d",
+      };
+      await submitWithPayload(queue, payloads, id, { data, payload: await encodePayload(conversation) }, false);
+      const usage = async (key: string) => Number(await redis.memory("USAGE", key, "SAMPLES", "0"));
+      const hash = await usage(`${prefix}:${COMPACTION_QUEUE}:${id}`);
+      const payload = await usage(serviceKeys(prefix).payload(id, submissionId));
+      expect(hash).toBeGreaterThan(0);
+      expect(payload).toBeGreaterThan(hash);
+      expect((hash + payload) / raw).toBeLessThanOrEqual(0.3);
     });
   });
 });

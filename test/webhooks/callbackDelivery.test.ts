@@ -7,7 +7,7 @@ import { createMetrics, type Metrics } from "../../src/metrics/metrics.js";
 import type { WebhookEvent } from "../../src/client/webhookEvents.js";
 import { type CallbackQueue, createCallbackQueue, enqueueCallback } from "../../src/webhooks/callbackQueue.js";
 import { createCallbackWorker } from "../../src/webhooks/callbackWorker.js";
-import { encodePayload } from "../../src/queue/payloadCodec.js";
+import { encodeJson } from "../../src/queue/payloadCodec.js";
 import { serviceKeys } from "../../src/queue/queueNames.js";
 import { ResultStore, type StoredResult } from "../../src/queue/resultStore.js";
 import { createLogger } from "../../src/telemetry/logger.js";
@@ -176,7 +176,7 @@ describe("callback delivery", () => {
     const hook = await receiver();
     const event = anEvent();
     const webhookId = "msg_legacy";
-    await queue.add("deliver", { url: hook.url(), webhookId, type: event.type, payload: await encodePayload(event) }, { jobId: webhookId });
+    await queue.add("deliver", { url: hook.url(), webhookId, type: event.type, payload: await encodeJson(JSON.stringify(event)) }, { jobId: webhookId });
 
     expect(await finalState(queue, webhookId)).toBe("completed");
     expect(hook.received[0]!.body).toBe(JSON.stringify(event));

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replacesOf } from "../../src/core/replaces.js";
 import { COMPACTION_JOB_NAME, newJobId } from "../../src/queue/compactionJob.js";
 import { createCompactionQueue } from "../../src/queue/compactionQueue.js";
+import { encodePayload } from "../../src/queue/payloadCodec.js";
 import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
 import type { Behaviour, RecordedRequest } from "../helpers/fakeAnthropic.js";
 import { conversation, reactTurn, type RawMessage } from "../helpers/conversations.js";
@@ -170,6 +171,68 @@ describe("a compaction job", () => {
       );
       const view = await h.view(id, 10);
       expect(view).toMatchObject({ status: "failed", attempts: 1, error: { code: "invalid_payload" } });
+    } finally {
+      await queue.close();
+      await closeRedisConnection(redis);
+    }
+  });
+  it("fails at once with payload_missing, in its view and its callback, when Redis no longer holds its payload", async () => {
+    const redis = createRedisConnection(h.config.redisUrl, "api");
+    const queue = createCompactionQueue(redis, { prefix: h.config.queuePrefix, attempts: 3, backoffMs: 10, retentionSeconds: 60 });
+    try {
+      const id = newJobId();
+      // Job data as the API queues it, but no payload key beside it (expired, or lost with Redis data).
+      await queue.add(
+        COMPACTION_JOB_NAME,
+        {
+          tenant: "acme",
+          replaces: { count: 0, digest: "" },
+          contextWindow: 20_000,
+          settings: {},
+          reason: "manual",
+          submissionId: randomUUID(),
+          requestDigest: "",
+          callbackUrl: h.receiver.url("/missing"),
+        },
+        { jobId: id },
+      );
+      const view = await h.view(id, 10);
+      expect(view).toMatchObject({ status: "failed", attempts: 1, error: { code: "payload_missing" } });
+      expect((view.error as { message: string }).message).toContain("no longer in Redis");
+      await waitUntil(() => h.receiver.received.some((callback) => callback.body.includes(id)), "the failure callback arrives");
+      const event = JSON.parse(h.receiver.received.find((callback) => callback.body.includes(id))!.body);
+      expect(event).toMatchObject({ type: "compaction.failed", id, error: { code: "payload_missing", status: "failed" } });
+    } finally {
+      await queue.close();
+      await closeRedisConnection(redis);
+    }
+  });
+
+  it("still completes a job queued by an earlier version, its payload inline in the job data as base64", async () => {
+    const redis = createRedisConnection(h.config.redisUrl, "api");
+    const queue = createCompactionQueue(redis, { prefix: h.config.queuePrefix, attempts: 3, backoffMs: 10, retentionSeconds: 60 });
+    try {
+      const id = newJobId();
+      const messages = markedConversation(marker());
+      const inline = (await encodePayload({ messages, format: "auto" })).toString("base64");
+      await queue.add(
+        COMPACTION_JOB_NAME,
+        {
+          tenant: "acme",
+          payload: inline,
+          replaces: replacesOf(messages),
+          contextWindow: 20_000,
+          settings: { reserveTokens: 4_000 },
+          reason: "manual",
+          submissionId: randomUUID(),
+          requestDigest: "",
+        },
+        { jobId: id },
+      );
+      const view = await h.view(id, 20);
+      expect(view).toMatchObject({ status: "completed", attempts: 1 });
+      expect((view.result as { replaces: unknown }).replaces).toEqual(replacesOf(messages));
+      expect((view.result as { tokensAfter: number; tokensBefore: number }).tokensAfter).toBeLessThan((view.result as { tokensBefore: number }).tokensBefore);
     } finally {
       await queue.close();
       await closeRedisConnection(redis);

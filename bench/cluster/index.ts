@@ -30,7 +30,7 @@ import { waitUntil } from "../../test/helpers/waitUntil.js";
 import { writeGeneratedSection } from "../docSection.js";
 import { machine, machineLines } from "../report.js";
 import { cpuSeconds } from "../service/procStats.js";
-import { jobDataFor } from "../service/queuedJobs.js";
+import { submissionFor } from "../service/queuedJobs.js";
 import { corpusWorkloads } from "../service/workload.js";
 import { median } from "../timing.js";
 
@@ -223,7 +223,7 @@ ${failoverRows.join("\n")}`;
 test("cluster benchmark", async () => {
   const started = performance.now();
   const loadAtStart = loadavg()[0]!;
-  const data = await jobDataFor(corpusWorkloads(1)[0]!);
+  const { data } = await submissionFor(corpusWorkloads(1)[0]!);
   const runs: ThroughputRun[] = [];
   const cluster = await startLocalRedisCluster({ replicas: 0 });
   try {

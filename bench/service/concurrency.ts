@@ -15,20 +15,20 @@
  * workers have had time to fill their slots and closes when feeding stops;
  * the jobs still queued then are dropped with the queue prefix, not awaited.
  */
-import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Redis } from "ioredis";
 import { newJobId } from "../../src/queue/compactionJob.js";
-import { createCompactionQueue, submitCompaction } from "../../src/queue/compactionQueue.js";
-import { COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
+import { createCompactionQueue } from "../../src/queue/compactionQueue.js";
+import { PayloadStore, submitWithPayload } from "../../src/queue/payloadStore.js";
+import { COMPACTION_QUEUE, serviceKeys } from "../../src/queue/queueNames.js";
 import { deleteKeysUnder, testPrefix } from "../../test/helpers/redisTestPrefix.js";
 import { median } from "../timing.js";
 import { startBenchAnthropic, TWO_SECONDS } from "./benchAnthropic.js";
 import { startCallbackClock } from "./callbackClock.js";
 import { meanBetween, workerMetrics, type WorkerMetrics } from "./workerMetrics.js";
 import { cpuSeconds, machineBusySeconds, mainThreadCpuSeconds, rssBytes } from "./procStats.js";
-import { jobDataFor } from "./queuedJobs.js";
+import { newSubmission, submissionFor } from "./queuedJobs.js";
 import { serviceEnv, startServiceProcess, type ServiceProcess } from "./serviceProcesses.js";
 import type { Workload } from "./workload.js";
 
@@ -105,7 +105,8 @@ export async function measureConcurrency(
   const queue = createCompactionQueue(redis, { prefix, attempts: 3, backoffMs: 2_000, retentionSeconds: 3_600 });
   const workers: ServiceProcess[] = [];
   try {
-    const data = await Promise.all(workloads.map((w) => jobDataFor(w, clock.url)));
+    const submissions = await Promise.all(workloads.map((w) => submissionFor(w, clock.url)));
+    const payloads = new PayloadStore(redis, serviceKeys(prefix));
     const env = serviceEnv({ queuePrefix: prefix, anthropicBaseUrl: fake.url, workerConcurrency: plan.concurrency });
     progress(`concurrency ×${plan.workers}: starting ${plan.workers} compactd worker(s), WORKER_CONCURRENCY=${plan.concurrency}`);
     workers.push(...(await Promise.all(Array.from({ length: plan.workers }, () => startServiceProcess("worker", env)))));
@@ -118,7 +119,7 @@ export async function measureConcurrency(
     const feeding = feed(jobs, offeredRate, started, (i) => {
       const id = newJobId();
       ids.push(id);
-      return submitCompaction(queue, id, { ...data[i % data.length]!, submissionId: randomUUID() }, false);
+      return submitWithPayload(queue, payloads, id, newSubmission(submissions[i % submissions.length]!), false);
     });
 
     const samples: Sample[] = [];

@@ -22,7 +22,7 @@ import { machine } from "../report.js";
 import { measureConcurrency } from "./concurrency.js";
 import { measureOverhead } from "./overhead.js";
 import { measureQueueCeiling } from "./queueCeiling.js";
-import { jobDataFor } from "./queuedJobs.js";
+import { submissionFor } from "./queuedJobs.js";
 import { measureRedisBytes } from "./redisBytes.js";
 import { writeGeneratedSection } from "../docSection.js";
 import { serviceMarkdown } from "./report.js";
@@ -69,7 +69,7 @@ test("service benchmark", async () => {
     const redisBytes = await measureRedisBytes(workloads, REDIS_JOBS, redis);
 
     progress(`queue ceiling: ${CEILING.jobs} no-op jobs`);
-    const ceiling = await measureQueueCeiling(await jobDataFor(workloads[0]!), CEILING);
+    const ceiling = await measureQueueCeiling(await submissionFor(workloads[0]!), CEILING);
 
     const overhead = await measureOverhead(workloads, OVERHEAD, redis, progress);
     const one = await measureConcurrency(workloads, ONE_WORKER, redis, progress);

@@ -102,18 +102,18 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
     log: Logger,
   ): Promise<FinalOutcome> => {
     const { data } = job;
-    if (await results.isCancelled(idOf(job))) throw CANCELLED;
+    const { cancelled, recorded } = await results.beforeRunning(idOf(job));
+    if (cancelled) throw CANCELLED;
     // Taken over from a worker that died after recording the outcome: deliver that one.
-    const recorded = await results.get(idOf(job));
     if (recorded !== undefined) return recorded;
 
     // From decoding to each summarizer call, and from each answer to the
     // next, the event loop is not free, so BullMQ cannot renew the lock: make
     // it last through that work. A failed extension is left to BullMQ's own
     // renewal to report.
-    let lockMs = deps.lockDurationMs;
+    let lockMs: number | undefined;
     const holdLock = async (): Promise<void> => {
-      if (token !== undefined) await job.extendLock(token, lockMs).catch(() => undefined);
+      if (token !== undefined && lockMs !== undefined) await job.extendLock(token, lockMs).catch(() => undefined);
     };
     // Read to plan, and again only if an offline summary must stand in for a
     // failed summarizer call: waiting on the summarizer, the job holds

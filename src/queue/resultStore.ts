@@ -105,6 +105,19 @@ export class ResultStore {
     return (await this.redis.exists(this.keys.cancelled(jobId))) === 1;
   }
 
+  /**
+   * What a worker must know before it runs a job, in one round trip: whether
+   * it was cancelled, and the outcome a worker that died after settling it
+   * recorded. The two keys share the job's slot, so one MGET reads both.
+   */
+  async beforeRunning(jobId: string): Promise<{ readonly cancelled: boolean; readonly recorded: FinalOutcome | undefined }> {
+    const [cancelled, encoded] = await this.redis.mget(this.keys.cancelled(jobId), this.keys.result(jobId));
+    return {
+      cancelled: cancelled !== null,
+      recorded: encoded === null || encoded === undefined ? undefined : ((await decodePayload(encoded)) as FinalOutcome),
+    };
+  }
+
   async saveTombstone(jobId: string, tombstone: Tombstone): Promise<void> {
     await this.redis.set(this.keys.tombstone(jobId), JSON.stringify(tombstone), "EX", this.retentionSeconds);
   }

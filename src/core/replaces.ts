@@ -46,46 +46,86 @@ export function replacesOf(messages: readonly unknown[], canonicalMessages = can
  * by identity: they are copied in rather than walked again.
  */
 export function canonicalJson(value: unknown, written?: ReadonlyMap<object, string>): string {
-  const out: string[] = [];
-  // Values still to write, the next one last; a string is punctuation to emit as it is.
-  const work: ({ value: unknown } | string)[] = [{ value }];
-  for (let next = work.pop(); next !== undefined; next = work.pop()) {
-    if (typeof next === "string") {
-      out.push(next);
-      continue;
+  let out = "";
+  // The containers being written, innermost last, each with the member it is at.
+  const open: OpenContainer[] = [];
+  // Member names repeat across a conversation ("type", "text", "content"): quote each once.
+  const quoted = new Map<string, string>();
+  const quote = (key: string): string => {
+    let text = quoted.get(key);
+    if (text === undefined) {
+      text = JSON.stringify(key);
+      quoted.set(key, text);
     }
-    const current = next.value;
+    return text;
+  };
+  let current = value;
+  for (;;) {
+    // Write `current`, or open it and go on with its first member.
+    const known = current !== null && typeof current === "object" ? written?.get(current) : undefined;
     if (current === null || typeof current !== "object") {
-      out.push(JSON.stringify(current) ?? "null");
-      continue;
-    }
-    const known = written?.get(current);
-    if (known !== undefined) {
-      out.push(known);
-      continue;
-    }
-    // Pushed in reverse, so the members come off the stack in order.
-    if (Array.isArray(current)) {
-      work.push("]");
-      for (let i = current.length - 1; i >= 0; i--) {
-        work.push({ value: current[i] });
-        if (i > 0) work.push(",");
+      out += JSON.stringify(current) ?? "null";
+    } else if (known !== undefined) {
+      out += known;
+    } else if (Array.isArray(current)) {
+      if (current.length > 0) {
+        out += "[";
+        open.push({ container: current, keys: undefined, at: 0 });
+        current = current[0];
+        continue;
       }
-      out.push("[");
-      continue;
+      out += "[]";
+    } else {
+      const record = current as Record<string, unknown>;
+      const keys = writtenKeys(record);
+      if (keys.length > 0) {
+        out += `{${quote(keys[0]!)}:`;
+        open.push({ container: record, keys, at: 0 });
+        current = record[keys[0]!];
+        continue;
+      }
+      out += "{}";
     }
-    const record = current as Record<string, unknown>;
-    const keys = Object.keys(record)
-      .filter((key) => !isDropped(record[key]))
-      .sort();
-    work.push("}");
-    for (let i = keys.length - 1; i >= 0; i--) {
-      work.push({ value: record[keys[i]!] });
-      work.push(`${i > 0 ? "," : ""}${JSON.stringify(keys[i])}:`);
+    // Move to the next member, closing every container that has none left.
+    for (;;) {
+      const innermost = open[open.length - 1];
+      if (innermost === undefined) return out;
+      const at = ++innermost.at;
+      if (innermost.keys === undefined) {
+        const list = innermost.container as readonly unknown[];
+        if (at < list.length) {
+          out += ",";
+          current = list[at];
+          break;
+        }
+        out += "]";
+      } else {
+        if (at < innermost.keys.length) {
+          const key = innermost.keys[at]!;
+          out += `,${quote(key)}:`;
+          current = (innermost.container as Record<string, unknown>)[key];
+          break;
+        }
+        out += "}";
+      }
+      open.pop();
     }
-    out.push("{");
   }
-  return out.join("");
+}
+
+interface OpenContainer {
+  readonly container: readonly unknown[] | Record<string, unknown>;
+  /** An object's member names in writing order; undefined for an array. */
+  readonly keys: readonly string[] | undefined;
+  /** The member being written. */
+  at: number;
+}
+
+/** An object's member names as JSON.stringify would write them, sorted; parsed JSON has none to drop. */
+function writtenKeys(record: Record<string, unknown>): string[] {
+  let keys = Object.keys(record);
+  if (keys.some((key) => isDropped(record[key]))) keys = keys.filter((key) => !isDropped(record[key]));
+  return keys.sort();
 }
 
 /** Members `JSON.stringify` leaves out of an object (and writes as null in an array). */

@@ -73,4 +73,26 @@ describe("canonicalJson", () => {
       }),
     );
   });
+
+  it("drops and nulls what JSON cannot carry as JSON.stringify does, and writes empty containers", () => {
+    const value = { b: [1, undefined, () => 1, Symbol("s")], a: { z: undefined, f: () => 1 }, c: [], d: {} };
+    expect(canonicalJson(value)).toBe('{"a":{},"b":[1,null,null,null],"c":[],"d":{}}');
+  });
+
+  it("orders integer-like keys as strings, not in the engine's numeric order", () => {
+    expect(canonicalJson({ 2: "two", 10: "ten", b: "b" })).toBe('{"10":"ten","2":"two","b":"b"}');
+  });
+
+  it("copies in the JSON already written for a member, by identity", () => {
+    const messages = [{ role: "user", content: "hi" }];
+    expect(canonicalJson({ messages, n: 1 }, new Map([[messages, "WRITTEN"]]))).toBe('{"messages":WRITTEN,"n":1}');
+  });
+
+  it("writes nesting far deeper than the call stack allows", () => {
+    let value: unknown = "core";
+    for (let i = 0; i < 200_000; i++) value = i % 2 === 0 ? [value] : { v: value };
+    const text = canonicalJson(value);
+    expect(text.length).toBe(2 * 200_000 + 100_000 * 4 + '"core"'.length);
+    expect(text.startsWith('{"v":[{"v":[')).toBe(true);
+  });
 });

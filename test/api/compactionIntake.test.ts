@@ -55,4 +55,17 @@ describe("intake", () => {
     expect(decided.error.statusCode).toBe(400);
     expect(decided.error.field).toMatch(/^items\[2\]\.messages\[0\]\.content/);
   });
+
+  it("queues the request's own conversation: its messages, format and system prompt", async () => {
+    const messages = conversation(...Array.from({ length: 6 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 })));
+    const system = [{ type: "text", text: "You are a careful agent.", cache_control: { type: "ephemeral" } }];
+    const canonical = new CanonicalMessages();
+    for (const [format, withSystem] of [["auto", true], [undefined, false]] as const) {
+      const request = { messages, contextWindow: 100_000, settings: { keepRecentTokens: 8_000 }, reason: "manual", format, ...(withSystem && { system }) } as unknown as BatchItemRequest;
+      const decided = await intake(request, { ...context, canonical });
+      if (decided.kind !== "job") throw new Error("expected a job");
+      expect(await decodePayload(decided.payload)).toEqual({ messages, ...(format !== undefined && { format }), ...(withSystem && { system }) });
+    }
+  });
 });
+

@@ -20,6 +20,7 @@ import { closeRedisConnection, createRedisConnection } from "../../src/queue/red
 import { TEST_REDIS_URL } from "../../test/helpers/redisTestPrefix.js";
 import { machine } from "../report.js";
 import { measureConcurrency } from "./concurrency.js";
+import { measureJobSteps } from "./jobSteps.js";
 import { measureOverhead } from "./overhead.js";
 import { measureQueueCeiling } from "./queueCeiling.js";
 import { submissionFor } from "./queuedJobs.js";
@@ -34,6 +35,8 @@ const REPO = fileURLToPath(new URL("../..", import.meta.url));
 
 const WORKLOADS = 16;
 const REDIS_JOBS = 64;
+/** Each conversation's steps are timed this many times (after one pass to warm up). */
+const STEP_REPETITIONS = 8;
 const CEILING = { jobs: 3_000, parallelAdds: 64, workerConcurrency: 50 } as const;
 const OVERHEAD = { warmUp: 48, rounds: 3, peakJobs: 300, inFlight: 32, openLoopSeconds: 10, workerConcurrency: 50 } as const;
 /**
@@ -65,6 +68,9 @@ test("service benchmark", async () => {
   try {
     const redisVersion = /redis_version:(\S+)/.exec(await redis.info("server"))?.[1] ?? "unknown";
 
+    progress(`job steps: ${WORKLOADS} conversations × ${STEP_REPETITIONS}`);
+    const steps = await measureJobSteps(workloads, STEP_REPETITIONS);
+
     progress(`redis bytes: ${REDIS_JOBS} queued jobs`);
     const redisBytes = await measureRedisBytes(workloads, REDIS_JOBS, redis);
 
@@ -86,6 +92,7 @@ test("service benchmark", async () => {
       },
       workloads,
       overhead,
+      steps,
       ceiling,
       one,
       two,

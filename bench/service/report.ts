@@ -6,6 +6,7 @@
  */
 import type { Machine } from "../report.js";
 import type { ConcurrencyResult } from "./concurrency.js";
+import type { JobStepsResult } from "./jobSteps.js";
 import type { OverheadResult, RoundRange } from "./overhead.js";
 import type { CeilingResult } from "./queueCeiling.js";
 import type { RedisBytesResult } from "./redisBytes.js";
@@ -40,6 +41,7 @@ export interface ServiceReport {
   readonly context: RunContext;
   readonly workloads: readonly Workload[];
   readonly overhead: OverheadResult;
+  readonly steps: JobStepsResult;
   readonly ceiling: CeilingResult;
   readonly one: ConcurrencyResult;
   readonly two: ConcurrencyResult;
@@ -140,6 +142,23 @@ function overheadSection(o: OverheadResult, ceiling: CeilingResult): string {
   ].join("\n");
 }
 
+function stepsSection(s: JobStepsResult, o: OverheadResult): string {
+  const own = s.steps.filter((step) => !step.where.endsWith("core"));
+  const ownMs = own.reduce((sum, step) => sum + step.medianMs, 0);
+  const addedMs = o.servicePeak.totalCpuMsPerJob.median - o.inProcessPeak.totalCpuMsPerJob.median;
+  const allowedMs = GOALS.addedCost * o.inProcessPeak.totalCpuMsPerJob.median;
+  return [
+    `**A job's steps, one by one.** The service's own code run step by step in the bench process, on each conversation ${s.repetitions} times after a pass to warm up, before any service process starts; the median over conversations and repetitions of the bench process's CPU time (every thread, so brotli on libuv's pool counts) across each step. Steps of the core run in both modes; the rest are the service's own.`,
+    "",
+    table(
+      ["step", "process", "median CPU ms", "also in the in-process core"],
+      s.steps.map((step) => [step.name, step.where.replace(/ and core$/, ""), num(step.medianMs, 2), step.where.endsWith("core") ? "yes" : "no"]),
+    ),
+    "",
+    `The service's own steps come to ${num(ownMs, 1)} ms per job, computation alone. The overhead loops above measured ${num(addedMs, 1)} ms per job more than the core (all processes); the goal of +${pct(GOALS.addedCost)} allows ${num(allowedMs, 1)}. The difference between the two figures, ${num(addedMs - ownMs, 1)} ms, is transport: HTTP both ways, Redis round trips and BullMQ's scripts, logging, and the collections of two more processes.`,
+  ].join("\n");
+}
+
 function concurrencySection(one: ConcurrencyResult, two: ConcurrencyResult): string {
   const row = (r: ConcurrencyResult) => {
     const goals = { inFlight: GOALS.inFlight * r.plan.workers, rate: GOALS.jobsPerSecond * r.plan.workers };
@@ -211,6 +230,8 @@ export function serviceMarkdown(report: ServiceReport): string {
     contextLines(report.context, report.workloads),
     "",
     overheadSection(report.overhead, report.ceiling),
+    "",
+    stepsSection(report.steps, report.overhead),
     "",
     concurrencySection(report.one, report.two),
     "",

@@ -150,12 +150,22 @@ function finishedNaturally(stopReason: string | null): boolean {
  * the response body itself, one call per completed event (the blank line
  * that ends it), whatever the event is. Headers alone never count: this runs
  * only as body bytes arrive.
+ *
+ * The request's abort signal ends the body here too. Node's fetch (undici 6,
+ * Node 20 and 22) follows that signal through a request object that only the
+ * pending response headers keep alive when it sends the request itself (as
+ * {@link bodyLetGoOnceSent} has it do): once they arrive, a garbage
+ * collection can take that object, and an abort would no longer reach a
+ * response already streaming, leaving a stalled or cancelled call waiting
+ * forever. Piping with the signal cancels the response body, and so the
+ * connection, whatever fetch still holds.
  */
 function reportEachEvent(onProgress: () => void): Middleware {
   return async (request, next) => {
     const response = await next(request);
     if (!response.ok || response.body === null) return response;
-    return new Response(response.body.pipeThrough(sseEventCounter(onProgress)), response);
+    const signal = request.signal ?? undefined;
+    return new Response(response.body.pipeThrough(sseEventCounter(onProgress), signal === undefined ? {} : { signal }), response);
   };
 }
 
@@ -168,6 +178,14 @@ function reportEachEvent(onProgress: () => void): Middleware {
  * hundreds of summaries in flight holds each prompt once (see "Memory per
  * job in flight" in docs/OPERATIONS.md). An SDK retry builds its request
  * again and comes through here again.
+ *
+ * Only if fetch sends the request itself: for any request that may follow a
+ * redirect, or that came from a window, fetch sends a clone, and cloning a
+ * stream body tees it, so the original request's branch, never read, queues
+ * every byte sent until the response ends. `redirect: "error"` with no
+ * window is the one case the Fetch standard sends as is. Nothing is lost: the
+ * Messages API does not redirect, and a stream body could not be sent again
+ * to follow a 307 or 308 anyway.
  */
 const bodyLetGoOnceSent: Middleware = async (request, next) => {
   if (typeof request.body !== "string") return next(request);
@@ -180,7 +198,7 @@ const bodyLetGoOnceSent: Middleware = async (request, next) => {
       controller.close();
     },
   });
-  return next({ ...request, body, duplex: "half" });
+  return next({ ...request, body, duplex: "half", redirect: "error", window: null });
 };
 
 function checkModel(model: unknown): string {

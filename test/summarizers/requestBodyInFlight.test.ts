@@ -1,11 +1,15 @@
 /**
  * What the Anthropic summarizer holds while a summary streams in: the
- * prompt it was handed, not also the request's JSON text. Fetch keeps a
- * text body as its source until the response ends, which for a summary is
- * the whole call; a worker with hundreds of calls in flight would hold every
- * prompt twice. Measured on the heap after forced collections, with many
- * calls whose responses have begun and not ended, against a server that
- * reads each body and keeps nothing of it.
+ * prompt it was handed, not also the request's JSON, as text or as bytes.
+ * Fetch keeps a text body as its source until the response ends, which for
+ * a summary is the whole call, and a request it clones (one that may follow
+ * a redirect) keeps every byte of a stream body in the clone's unread tee
+ * branch; a worker with hundreds of calls in flight would hold every prompt
+ * twice. Measured on the heap and the ArrayBuffers after forced collections,
+ * with many calls whose responses have begun and not ended, against a server
+ * that reads each body and keeps nothing of it. The calls must still end when
+ * aborted after those collections: sent without a clone, fetch's own hold on
+ * the abort does not outlive them (see reportEachEvent in anthropic.ts).
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -83,8 +87,10 @@ describe("an Anthropic summarizer call whose response is streaming", () => {
 
     expect(received.every((bytes) => bytes > prompt.length)).toBe(true);
     // The JSON text is two bytes a character, 2 × prompt.length bytes a
-    // call. Measured: 0.6 × prompt.length a call (the SDK's, fetch's and the
-    // connection's objects); 2.5 × while the text was the body.
+    // call, its UTF-8 about 1 ×. Measured: 0.6 × prompt.length a call (the
+    // SDK's, fetch's and the connection's objects); 1.6 × while the bytes sat
+    // in the cloned request's tee branch, 2.5 × (the heap alone) while the
+    // text was the body.
     expect(perCall).toBeLessThan(prompt.length);
   }, 60_000);
 });

@@ -77,6 +77,13 @@ export interface ConcurrencyResult {
   readonly notCompleted: number;
 }
 
+/**
+ * The issue's concurrency goal at its own numbers: 200 jobs in flight per
+ * worker. The window opens after two and a half summarizer cycles (slots
+ * filled, first jobs done) and lasts four and a half.
+ */
+export const ONE_WORKER: ConcurrencyPlan = { workers: 1, concurrency: 200, feedSeconds: 14, settleSeconds: 5 };
+
 /** How much more is fed than the workers' slots could take at two seconds a job. */
 const OVERFEED = 1.2;
 const SUMMARIZER_SECONDS = 2;

@@ -19,7 +19,7 @@ import { test } from "vitest";
 import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
 import { TEST_REDIS_URL } from "../../test/helpers/redisTestPrefix.js";
 import { machine } from "../report.js";
-import { measureConcurrency } from "./concurrency.js";
+import { measureConcurrency, ONE_WORKER } from "./concurrency.js";
 import { measureJobSteps } from "./jobSteps.js";
 import { measureOverhead } from "./overhead.js";
 import { measureQueueCeiling } from "./queueCeiling.js";
@@ -39,13 +39,7 @@ const REDIS_JOBS = 64;
 const STEP_REPETITIONS = 8;
 const CEILING = { jobs: 3_000, parallelAdds: 64, workerConcurrency: 50 } as const;
 const OVERHEAD = { warmUp: 48, rounds: 3, peakJobs: 300, inFlight: 32, openLoopSeconds: 10, workerConcurrency: 50 } as const;
-/**
- * The issue's concurrency goal at its own numbers: 200 jobs in flight per
- * worker. The window opens after two and a half summarizer cycles (slots
- * filled, first jobs done) and lasts four and a half.
- */
-const ONE_WORKER = { workers: 1, concurrency: 200, feedSeconds: 14, settleSeconds: 5 } as const;
-const TWO_WORKERS = { workers: 2, concurrency: 200, feedSeconds: 14, settleSeconds: 5 } as const;
+const TWO_WORKERS = { ...ONE_WORKER, workers: 2 } as const;
 
 const started = performance.now();
 

@@ -20,6 +20,16 @@ const CLI = fileURLToPath(new URL("../../bin/compactd.js", import.meta.url));
 const PROFILE_DIR = process.env.BENCH_CPU_PROF_DIR;
 const NODE_FLAGS = PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`];
 
+/**
+ * `BENCH_WORKER_NODE_FLAGS="--max-semi-space-size=64 --heap-growing-percent=50"`
+ * puts those flags on the worker processes' node command line, as a
+ * deployment would (`node <flags> bin/compactd.js worker`), to measure a heap
+ * setting before recommending it (docs/OPERATIONS.md, "What sets a worker's
+ * RSS"). Not NODE_OPTIONS: it refuses most V8 flags. Unset, the worker runs
+ * with Node's defaults, as the image runs it.
+ */
+const WORKER_NODE_FLAGS = (process.env.BENCH_WORKER_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== "");
+
 /** The tenant the bench submits as. */
 export const BENCH_TENANT = "acme";
 export const BENCH_API_KEY = TEST_TENANTS[BENCH_TENANT];
@@ -69,7 +79,7 @@ export interface ServiceProcess {
 export async function startServiceProcess(kind: "serve" | "worker", env: Record<string, string>): Promise<ServiceProcess> {
   const port = await freePort();
   const metricsPort = await freePort();
-  const child = spawn(process.execPath, [...NODE_FLAGS, CLI, kind], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...(kind === "worker" ? WORKER_NODE_FLAGS : []), CLI, kind], {
     env: { ...env, PORT: String(port), METRICS_PORT: String(metricsPort) },
     // The API logs every request (fastify's logger): written to /dev/null as a deployment would ship it off.
     stdio: ["ignore", "ignore", "pipe"],

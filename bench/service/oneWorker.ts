@@ -1,0 +1,39 @@
+/**
+ * Only the one-worker concurrency scenario of the service benchmark
+ * (`npm run bench:concurrency`): one `compactd worker` at WORKER_CONCURRENCY
+ * 200 against the two-second fake summarizer, as in `npm run bench:service`,
+ * in about 20 s instead of minutes. For trying a change to what a job in
+ * flight costs (with `BENCH_WORKER_NODE_FLAGS` for a heap setting, see
+ * serviceProcesses.ts); it prints its figures and writes no document, so
+ * docs/BENCHMARKS.md keeps the figures of whole runs.
+ */
+import { loadavg } from "node:os";
+import { test } from "vitest";
+import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
+import { TEST_REDIS_URL } from "../../test/helpers/redisTestPrefix.js";
+import { measureConcurrency, ONE_WORKER } from "./concurrency.js";
+import { corpusWorkloads } from "./workload.js";
+
+const WORKLOADS = 16;
+
+const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+
+test("one worker, 200 jobs in flight", async () => {
+  const loadAtStart = loadavg()[0]!;
+  const redis = createRedisConnection(TEST_REDIS_URL, "worker", "bench-concurrency");
+  try {
+    const r = await measureConcurrency(corpusWorkloads(WORKLOADS), ONE_WORKER, redis, (line) => process.stderr.write(`${line}\n`));
+    const heap = r.heapSample === undefined ? "not read" : `${mib(r.heapSample.heapUsedBytes)} used / ${mib(r.heapSample.heapTotalBytes)} total / ${mib(r.heapSample.externalBytes)} external at ${mib(r.heapSample.rssBytes)} RSS`;
+    process.stdout.write(
+      [
+        `jobs in flight: median ${r.inFlightMedian}, lowest ${r.inFlightMin}`,
+        `jobs/s: ${r.rate.toFixed(1)} (fed ${r.offeredRate})`,
+        `highest RSS: ${mib(r.maxRssBytes)}; heap: ${heap}`,
+        `worker CPU: ${r.workerCores.toFixed(2)} cores (main thread ${r.mainThreadCores.toFixed(2)}), ${r.workerCpuMsPerJob.toFixed(1)} ms a job; rest of the machine ${r.restCores.toFixed(2)} cores`,
+        `load average: ${loadAtStart.toFixed(2)} at the start, ${loadavg()[0]!.toFixed(2)} at the end; not completed normally: ${r.notCompleted}`,
+      ].join("\n") + "\n",
+    );
+  } finally {
+    await closeRedisConnection(redis);
+  }
+});

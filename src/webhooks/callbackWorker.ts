@@ -11,6 +11,7 @@ import type { ResultStore } from "../queue/resultStore.js";
 import { parseCallbackAllow } from "./callbackAllow.js";
 import { type CallbackConfig, type CallbackJob, type CallbackJobData, callbackRetryPolicy } from "./callbackQueue.js";
 import { CallbackUrlError, parseCallbackUrl } from "./callbackUrl.js";
+import { createCallbackAgents } from "./callbackAgents.js";
 import { type DeliveryResult, deliverCallback } from "./deliverCallback.js";
 import { guardedLookup } from "./guardedLookup.js";
 import { createReceiverSlots, receiverOf } from "./receiverSlots.js";
@@ -70,6 +71,7 @@ export function createCallbackWorker({
   const lookup = guardedLookup(allow, resolveHost);
   const policy = callbackRetryPolicy(config);
   const slots = createReceiverSlots(config.callbackHostConcurrency, config.callbackTimeoutMs);
+  const agents = createCallbackAgents();
 
   const attempt = async (job: CallbackJob, secret: string, body: string): Promise<DeliveryResult> => {
     let url: URL;
@@ -93,7 +95,7 @@ export function createCallbackWorker({
       const headers: Record<string, string> = { ...signWebhook(secret, job.data.webhookId, body) };
       propagation.inject(context.active(), headers);
       const started = performance.now();
-      const result = await deliverCallback({ url, headers, body, timeoutMs: config.callbackTimeoutMs, lookup });
+      const result = await deliverCallback({ url, headers, body, timeoutMs: config.callbackTimeoutMs, lookup, agents });
       observeLatency(metrics.callbackDuration, {}, (performance.now() - started) / 1000);
       span.setAttribute("compactd.callback.outcome", result.outcome);
       if (result.outcome !== "delivered" && result.outcome !== "gone") span.setStatus({ code: SpanStatusCode.ERROR, message: result.outcome });
@@ -158,7 +160,10 @@ export function createCallbackWorker({
 
   return {
     worker,
-    close: () => worker.close(),
+    close: async () => {
+      await worker.close();
+      agents.destroy();
+    },
   };
 }
 

@@ -1,7 +1,8 @@
-import { request as httpRequest } from "node:http";
+import { request as httpRequest, type Agent } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
 import type { CallbackOutcome } from "../metrics/metrics.js";
+import type { CallbackAgents } from "./callbackAgents.js";
 import { CallbackRefusedError } from "./guardedLookup.js";
 
 /**
@@ -17,6 +18,7 @@ export interface DeliveryRequest {
   /** Bounds the whole exchange up to the response status. */
   readonly timeoutMs: number;
   readonly lookup: LookupFunction;
+  readonly agents: CallbackAgents;
 }
 
 export interface DeliveryResult {
@@ -43,7 +45,24 @@ function outcomeOfError(error: unknown): DeliveryResult {
   return { outcome: "unreachable", detail: error instanceof Error ? error.message : String(error) };
 }
 
-export function deliverCallback({ url, headers, body, timeoutMs, lookup }: DeliveryRequest): Promise<DeliveryResult> {
+export async function deliverCallback(delivery: DeliveryRequest): Promise<DeliveryResult> {
+  const agent = delivery.url.protocol === "https:" ? delivery.agents.https : delivery.agents.http;
+  const first = await post(delivery, agent);
+  // A kept-open connection the receiver closed just as it was reused: the
+  // request never reached it, so send it again, on a connection of its own.
+  return first.staleConnection ? (await post(delivery, false)).result : first.result;
+}
+
+interface Attempt {
+  readonly result: DeliveryResult;
+  /** It failed on a reused connection that the receiver had closed. */
+  readonly staleConnection: boolean;
+}
+
+/** Errors of a reused connection that the receiver had already closed. */
+const STALE_CONNECTION_ERRORS = new Set(["ECONNRESET", "EPIPE"]);
+
+function post({ url, headers, body, timeoutMs, lookup }: DeliveryRequest, agent: Agent | false): Promise<Attempt> {
   return new Promise((resolve) => {
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
     const request = send(url, {
@@ -55,9 +74,7 @@ export function deliverCallback({ url, headers, body, timeoutMs, lookup }: Deliv
         "user-agent": "compactd-webhooks",
       },
       lookup,
-      // One connection per attempt, closed after it: no pool of sockets to
-      // receivers that may be gone for a day.
-      agent: false,
+      agent,
     });
     const timer = setTimeout(
       () => request.destroy(new DeliveryTimeoutError(`receiver did not answer within ${timeoutMs} ms`)),
@@ -65,17 +82,19 @@ export function deliverCallback({ url, headers, body, timeoutMs, lookup }: Deliv
     );
     request.once("response", (response) => {
       clearTimeout(timer);
-      // The body is not needed; drain it and let the connection close.
+      // The body is not needed; drain it, which frees the connection for the next callback.
       response.resume();
       response.on("error", () => undefined);
-      resolve(outcomeOfStatus(response.statusCode ?? 0, response.headers.location));
+      resolve({ result: outcomeOfStatus(response.statusCode ?? 0, response.headers.location), staleConnection: false });
+      // A body that never ends would hold its connection for good.
       request.setTimeout(timeoutMs, () => request.destroy());
     });
     // `on`, not `once`: the socket may fail again while the body drains, and
     // an unheard error event would crash the worker. Later calls are no-ops.
-    request.on("error", (error) => {
+    request.on("error", (error: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      resolve(outcomeOfError(error));
+      const staleConnection = request.reusedSocket && error.code !== undefined && STALE_CONNECTION_ERRORS.has(error.code);
+      resolve({ result: outcomeOfError(error), staleConnection });
     });
     request.end(body);
   });

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { Redis } from "ioredis";
 import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
@@ -82,6 +83,50 @@ async function receiver(respond?: Parameters<typeof startWebhookReceiver>[0]): P
   const started = await startWebhookReceiver(respond);
   cleanups.push(() => started.stop());
   return started;
+}
+
+/**
+ * A receiver that keeps a connection open after answering on it, and closes
+ * it unanswered when a second request arrives on it: the race of a receiver
+ * closing an idle connection just as the sender reuses it, made certain.
+ */
+async function closingOnReuse(): Promise<{ url: string; readonly answered: number; readonly connections: number }> {
+  let answered = 0;
+  let connections = 0;
+  const server = createNetServer((socket) => {
+    connections++;
+    let requests = 0;
+    let buffered = "";
+    socket.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString("latin1");
+      for (;;) {
+        const headEnd = buffered.indexOf("\r\n\r\n");
+        if (headEnd < 0) return;
+        const length = Number(/content-length: *(\d+)/i.exec(buffered.slice(0, headEnd))?.[1] ?? 0);
+        if (buffered.length < headEnd + 4 + length) return;
+        buffered = buffered.slice(headEnd + 4 + length);
+        if (++requests > 1) {
+          socket.destroy();
+          return;
+        }
+        answered++;
+        socket.write("HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\n\r\n");
+      }
+    });
+    socket.on("error", () => undefined);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    get answered() {
+      return answered;
+    },
+    get connections() {
+      return connections;
+    },
+  };
 }
 
 function anEvent(id = `cmp_${randomBytes(8).toString("hex")}`): WebhookEvent {
@@ -210,6 +255,26 @@ describe("callback delivery", () => {
     await waitUntil(() => new Set(hook.received.map((r) => r.headers["webhook-id"])).size === 5, "all five arrive");
     for (const id of ids) expect(await finalState(queue, id)).toBe("completed");
     expect(await count(metrics, "abandoned")).toBe(0);
+  });
+
+  it("keeps one connection open for successive callbacks to one receiver", async () => {
+    const { queue, metrics } = await harness("cb-keep-alive");
+    const hook = await receiver();
+    for (let i = 0; i < 3; i++) expect(await finalState(queue, await enqueueCallback(queue, { url: hook.url(), event: anEvent() }))).toBe("completed");
+    expect(hook.received).toHaveLength(3);
+    expect(hook.connections).toBe(1);
+    expect(await count(metrics, "delivered")).toBe(3);
+  });
+
+  it("sends a callback again on a connection of its own when the receiver closed the kept-open one as it was reused", async () => {
+    const { queue, metrics } = await harness("cb-stale-connection");
+    const hook = await closingOnReuse();
+    for (let i = 0; i < 2; i++) expect(await finalState(queue, await enqueueCallback(queue, { url: hook.url, event: anEvent() }))).toBe("completed");
+    // The second callback reached the kept connection, which closed unanswered, then a new one.
+    expect(hook.answered).toBe(2);
+    expect(hook.connections).toBe(2);
+    expect(await count(metrics, "delivered")).toBe(2);
+    expect(await count(metrics, "unreachable")).toBe(0);
   });
 
   it("stops retrying without an error when the receiver answers 410 Gone", async () => {

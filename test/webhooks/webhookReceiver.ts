@@ -19,6 +19,8 @@ export type Responder = (index: number, request: ReceivedCallback) => { status: 
 export interface WebhookReceiver {
   readonly received: ReceivedCallback[];
   readonly port: number;
+  /** TCP connections accepted so far. */
+  readonly connections: number;
   /** `http://127.0.0.1:<port><path>` */
   url(path?: string): string;
   /** Listens again on the same port after {@link stop}. */
@@ -31,6 +33,7 @@ export async function startWebhookReceiver(respond: Responder = () => ({ status:
   const received: ReceivedCallback[] = [];
   let server: Server | undefined;
   let port = 0;
+  let connections = 0;
 
   const listen = async (): Promise<void> => {
     const next = createServer((request, response) => {
@@ -44,6 +47,7 @@ export async function startWebhookReceiver(respond: Responder = () => ({ status:
         response.writeHead(answer.status, answer.headers).end();
       });
     });
+    next.on("connection", () => connections++);
     await new Promise<void>((resolve, reject) => {
       next.once("error", reject);
       next.listen(port, "127.0.0.1", () => resolve());
@@ -57,6 +61,9 @@ export async function startWebhookReceiver(respond: Responder = () => ({ status:
     received,
     get port() {
       return port;
+    },
+    get connections() {
+      return connections;
     },
     url: (path = "/hook") => `http://127.0.0.1:${port}${path}`,
     start: listen,

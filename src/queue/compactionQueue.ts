@@ -31,11 +31,22 @@ export interface CompactionQueueOptions {
   readonly retentionSeconds: number;
 }
 
+/**
+ * BullMQ's Redis version check, left to the workers. A queue runs it once,
+ * as it starts, and keeps its outcome for good: on the API's connection,
+ * whose commands time out (COMPACTD_REDIS_COMMAND_TIMEOUT_MS), a Redis slow
+ * to answer that one INFO left the queue failing every add with the same
+ * timeout until the process restarted, while /readyz, probing Redis itself,
+ * said ready. Workers check the version on connections without a timeout.
+ */
+export const WITHOUT_VERSION_CHECK = { skipVersionCheck: true } as const;
+
 export function createCompactionQueue(connection: RedisClient, options: CompactionQueueOptions): CompactionQueue {
   return new Queue<CompactionJobData>(COMPACTION_QUEUE, {
     connection,
     prefix: options.prefix,
     ...queueTelemetry(),
+    ...WITHOUT_VERSION_CHECK,
     defaultJobOptions: {
       attempts: options.attempts,
       backoff: { type: "exponential", delay: options.backoffMs },

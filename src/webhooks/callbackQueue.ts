@@ -4,6 +4,7 @@ import type { RedisClient } from "../queue/redisConnection.js";
 import type { Config } from "../config.js";
 import type { CallbackNotice, NotifyCallback } from "../queue/jobLifecycle.js";
 import { queueTelemetry } from "../telemetry/tracing.js";
+import { WITHOUT_VERSION_CHECK } from "../queue/compactionQueue.js";
 import { CALLBACK_QUEUE } from "../queue/queueNames.js";
 import { type CallbackRetryPolicy, callbackAttempts } from "./retrySchedule.js";
 import { webhookIdFor } from "./signing.js";
@@ -83,6 +84,7 @@ export function createCallbackQueue(connection: RedisClient, config: CallbackCon
     connection,
     prefix: config.queuePrefix,
     ...queueTelemetry(),
+    ...WITHOUT_VERSION_CHECK,
     defaultJobOptions: {
       attempts: callbackAttempts(callbackRetryPolicy(config)),
       backoff: { type: CALLBACK_BACKOFF },

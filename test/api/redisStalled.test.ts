@@ -10,6 +10,11 @@ import { markedRequest } from "../helpers/markedConversation.js";
 import { startPrivateRedis, type PrivateRedis } from "../helpers/privateRedis.js";
 import { bearer, serviceConfig } from "../helpers/serviceConfig.js";
 import { waitUntil } from "../helpers/waitUntil.js";
+import { once } from "node:events";
+import type { CompactionJobData } from "../../src/queue/compactionJob.js";
+import { createCompactionQueue } from "../../src/queue/compactionQueue.js";
+import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
+import { createCallbackQueue, type CallbackJobData } from "../../src/webhooks/callbackQueue.js";
 
 /** Far below how long each fault lasts, far above what answering takes: a liveness bound. */
 const ANSWERED_WITHIN_MS = 8_000;
@@ -126,3 +131,30 @@ describe("an API whose Redis is connected but cannot serve it", () => {
     expect((await app.inject({ method: "GET", url: "/readyz" })).json()).toEqual({ status: "unavailable", redis: "out_of_memory" });
   });
 });
+
+describe("the queues an API builds on a Redis that stalls as they start", () => {
+  it("add jobs once Redis answers again, rather than failing every add with the stall's timeout", async () => {
+    const redis = await redisServer();
+    const config = serviceConfig("stalled-at-start");
+    const connection = createRedisConnection(redis.url, "api", config.queuePrefix, 500);
+    cleanups.push(() => closeRedisConnection(connection));
+    await once(connection, "ready");
+    // Every command waits 1.5 s from here, three times the command timeout.
+    await redis.admin().call("CLIENT", "PAUSE", "1500", "ALL");
+    const compactions = createCompactionQueue(connection, { prefix: config.queuePrefix, attempts: 1, backoffMs: 100, retentionSeconds: 60 });
+    const callbacks = createCallbackQueue(connection, config);
+    cleanups.push(() => Promise.all([compactions.close(), callbacks.close()]));
+
+    await waitUntil(async () => (await compactions.add("compact", jobData()).then(() => true, () => false)), "a compaction job is added", 5_000);
+    await waitUntil(async () => (await callbacks.add("deliver", callbackData()).then(() => true, () => false)), "a callback job is added", 5_000);
+  });
+});
+
+function jobData(): CompactionJobData {
+  return { tenant: "acme", contextWindow: 100_000, settings: {}, reason: "manual", submissionId: "s1", requestDigest: "", replaces: { count: 0, digest: "" } };
+}
+
+function callbackData(): CallbackJobData {
+  return { url: "https://hooks.example.com/compactd", webhookId: "msg_1", type: "compaction.failed", body: "{}" };
+}
+

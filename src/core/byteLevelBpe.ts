@@ -261,8 +261,13 @@ function writeUtf8(piece: string, buffer: Uint8Array, encoder: InstanceType<type
   return piece.length;
 }
 
-/** One call into a tokenizer: the number of tokens of `text`. */
-export type TokenCounter = (text: string) => number;
+/**
+ * One call into a tokenizer: the number of tokens of `text`. Given a
+ * `ceiling`, it may stop once the count passes it and answer any number
+ * above it: a caller that only needs to know whether a text fits a budget
+ * does not pay for the rest of a long one.
+ */
+export type TokenCounter = (text: string, ceiling?: number) => number;
 
 /**
  * A counter for `ranks`, pre-tokenizing with `splitPattern` (a global regex,
@@ -275,7 +280,7 @@ export function byteLevelBpeCounter(ranks: BpeRanks, splitPattern: RegExp): Toke
   const scratch = new MergeScratch();
   const encoder = new TextEncoder();
   let buffer = new Uint8Array(1024);
-  return (text) => {
+  return (text, ceiling = Infinity) => {
     table ??= buildRankTable(ranks);
     // Pieces that needed merging, by text, for this call only: a text repeats
     // its words and identifiers (and a run cut in windows repeats whole
@@ -283,6 +288,7 @@ export function byteLevelBpeCounter(ranks: BpeRanks, splitPattern: RegExp): Toke
     let merged: Map<string, number> | undefined;
     let count = 0;
     for (const [piece] of text.matchAll(splitPattern)) {
+      if (count > ceiling) break;
       // UTF-8 is at most three bytes per UTF-16 code unit.
       if (buffer.length < piece.length * 3) buffer = new Uint8Array(piece.length * 3);
       const written = writeUtf8(piece, buffer, encoder);

@@ -34,8 +34,9 @@ export interface CutPoint {
  * results): if even that is over the budget it is kept anyway, because a tail
  * without the newest call is no conversation the model can continue.
  *
- * Only the messages the walk visits are tokenized; older ones are never looked
- * at, and when byte lengths alone prove that everything fits, nothing is.
+ * Only the messages the walk visits are tokenized, and the one that crosses
+ * the budget only until it does; older ones are never looked at, and when
+ * byte lengths alone prove that everything fits, nothing is.
  */
 export function findCutPoint(
   messages: readonly Message[],
@@ -50,7 +51,8 @@ export function findCutPoint(
   let bestSum = 0;
   let i = messages.length - 1;
   for (; i >= start; i--) {
-    sum += estimator.count(messages[i]!);
+    // The message that crosses the budget is tokenized only until it does.
+    sum += estimator.countUpTo(messages[i]!, keepRecentTokens - sum);
     if (sum > keepRecentTokens) break;
     if (cuttable[i - start]) {
       best = i;

@@ -61,23 +61,25 @@ export const o200kTokens: TokenCounter = byteLevelBpeCounter(o200kRanks, O200K_T
  * and each long piece in overlapping windows.
  */
 export function inBoundedPieces(count: TokenCounter): TokenCounter {
-  return (text) => (hasLongRun(text) ? countAroundLongPieces(text, count) : count(text));
+  return (text, ceiling = Infinity) => (hasLongRun(text) ? countAroundLongPieces(text, count, ceiling) : count(text, ceiling));
 }
 
 /** The tokens of `text` in o200k_base, in time linear in its length. */
 export const countTextTokens: TokenCounter = inBoundedPieces(o200kTokens);
 
-function countAroundLongPieces(text: string, count: TokenCounter): number {
+function countAroundLongPieces(text: string, count: TokenCounter, ceiling: number): number {
   let total = 0;
   let segmentStart = 0;
   for (const match of text.matchAll(O200K_TOKEN_SPLIT_REGEX)) {
     const piece = match[0];
     if (piece.length <= MAX_PIECE_CHARS) continue;
-    if (match.index > segmentStart) total += count(text.slice(segmentStart, match.index));
+    if (match.index > segmentStart) total += count(text.slice(segmentStart, match.index), ceiling - total);
+    if (total > ceiling) return total;
     total += countLongPiece(piece, count);
+    if (total > ceiling) return total;
     segmentStart = match.index + piece.length;
   }
-  if (segmentStart < text.length) total += count(text.slice(segmentStart));
+  if (segmentStart < text.length) total += count(text.slice(segmentStart), ceiling - total);
   return total;
 }
 

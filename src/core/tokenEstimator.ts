@@ -75,6 +75,12 @@ const WHITE = /\s/;
 export interface KnownTokenCounts {
   /** `[message index, raw token count]` pairs. */
   readonly messages: readonly (readonly [number, number])[];
+  /**
+   * `[message index, raw token count]` pairs of messages counted only until
+   * they passed a ceiling ({@link TokenEstimator.countUpTo}): each has at
+   * least that many tokens.
+   */
+  readonly atLeast?: readonly (readonly [number, number])[];
   /** Raw token count of the top-level system prompt, when it was counted. */
   readonly system?: number;
   /** The calibrated tokens per character, when a sample was taken. */
@@ -110,6 +116,8 @@ export interface Priced {
 export class TokenEstimator {
   /** Raw (unscaled) exact counts, per message. */
   private exact = new Map<Message, number>();
+  /** Raw lower bounds of messages counted only until they passed a ceiling. */
+  private atLeast = new Map<Message, number>();
   private priced = new Map<Message, Priced>();
   private readonly systemCounts = new WeakMap<Conversation, number>();
   private exactChars = 0;
@@ -123,12 +131,14 @@ export class TokenEstimator {
   tokenizedTexts = 0;
 
   private readonly knownByIndex: ReadonlyMap<number, number>;
+  private readonly knownAtLeastByIndex: ReadonlyMap<number, number>;
   private readonly knownSystem: number | undefined;
 
   constructor(options: TokenEstimatorOptions = {}) {
     this.usageTokens =
       options.usageTokens !== undefined && options.usageTokens > 0 ? options.usageTokens : undefined;
     this.knownByIndex = new Map(options.known?.messages ?? []);
+    this.knownAtLeastByIndex = new Map(options.known?.atLeast ?? []);
     this.knownSystem = options.known?.system;
     this.sampleRatio = options.known?.tokensPerChar;
   }
@@ -137,9 +147,12 @@ export class TokenEstimator {
   knownCounts(conversation: Conversation): KnownTokenCounts {
     const messages: [number, number][] = [];
     for (const [message, count] of this.exact) messages.push([message.index, count]);
+    const atLeast: [number, number][] = [];
+    for (const [message, count] of this.atLeast) atLeast.push([message.index, count]);
     const system = this.systemCounts.get(conversation);
     return {
       messages,
+      ...(atLeast.length > 0 && { atLeast }),
       ...(system !== undefined && { system }),
       ...(this.sampleRatio !== undefined && { tokensPerChar: this.sampleRatio }),
     };
@@ -153,6 +166,30 @@ export class TokenEstimator {
   /** Exact count of one message (scaled), tokenizing it on first use only. */
   count(message: Message): number {
     return this.rawCount(message) * this.scale;
+  }
+
+  /**
+   * `count(message)` when that is at most `ceiling`; otherwise a number above
+   * `ceiling`, having tokenized only as much of the message as it took to
+   * pass it. The cut point asks this of the message that crosses the
+   * keep-recent budget, which is often the largest of the tail (a file read,
+   * a search result): whether it fits is all the walk needs of it. A count
+   * cut short is kept as a lower bound, and handed to the next step of the
+   * job with the exact counts, so its walk passes the same message without
+   * tokenizing it again; a later `count` tokenizes the whole message.
+   */
+  countUpTo(message: Message, ceiling: number): number {
+    const c = this.pricedOf(message);
+    if (this.isKnown(message) || c.length === 0) return this.count(message);
+    const rawCeiling = ceiling / this.scale;
+    const lowerBound = this.atLeast.get(message) ?? this.knownAtLeastByIndex.get(message.index) ?? 0;
+    if (lowerBound > rawCeiling) return lowerBound * this.scale;
+    const textCeiling = rawCeiling - MESSAGE_OVERHEAD_TOKENS - c.fixed;
+    const textTokens = textCeiling < 0 ? 0 : this.tokenize(c.parts.join("\n"), textCeiling);
+    if (textTokens <= textCeiling) return this.recordExact(message, c, textTokens) * this.scale;
+    const raw = MESSAGE_OVERHEAD_TOKENS + c.fixed + textTokens;
+    this.atLeast.set(message, raw);
+    return raw * this.scale;
   }
 
   /** Whether `message` already has an exact count (no tokenization needed to `count` it). */
@@ -170,6 +207,7 @@ export class TokenEstimator {
    */
   releaseMessages(): void {
     this.exact = new Map();
+    this.atLeast = new Map();
     this.priced = new Map();
   }
 
@@ -308,6 +346,11 @@ export class TokenEstimator {
     const known = this.knownByIndex.get(message.index);
     const textTokens =
       known !== undefined ? known - MESSAGE_OVERHEAD_TOKENS - c.fixed : c.length === 0 ? 0 : this.tokenize(c.parts.join("\n"));
+    return this.recordExact(message, c, textTokens);
+  }
+
+  /** Remembers the exact count of `message`, whose text is `textTokens` tokens; returns it raw. */
+  private recordExact(message: Message, c: Priced, textTokens: number): number {
     this.exactChars += c.length;
     this.exactTokens += textTokens;
     const n = MESSAGE_OVERHEAD_TOKENS + c.fixed + textTokens;
@@ -315,9 +358,9 @@ export class TokenEstimator {
     return n;
   }
 
-  private tokenize(text: string): number {
+  private tokenize(text: string, ceiling?: number): number {
     this.tokenizedTexts++;
-    return countTextTokens(text);
+    return countTextTokens(text, ceiling);
   }
 
   private pricedOf(message: Message): Priced {

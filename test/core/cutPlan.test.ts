@@ -35,6 +35,8 @@ describe("planCut", () => {
     prepare(conv, settings, fresh);
     const handedOver = new TokenEstimator({ known });
     prepare(conv, settings, handedOver);
-    expect(fresh.tokenizedTexts - handedOver.tokenizedTexts).toBe(known.messages.length);
+    // The message that crossed the budget was counted only until it did: handed over as a lower bound.
+    expect(known.atLeast).toHaveLength(1);
+    expect(fresh.tokenizedTexts - handedOver.tokenizedTexts).toBe(known.messages.length + 1);
   });
 });

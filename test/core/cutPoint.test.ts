@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { findCutPoint } from "../../src/core/cutPoint.js";
 import { parseConversation } from "../../src/core/formats/parseConversation.js";
@@ -100,6 +101,51 @@ describe("findCutPoint", () => {
     const counted = conv.messages.filter((m) => estimator.isCounted(m)).length;
     expect(counted).toBeLessThan(20);
     expect(estimator.isCounted(conv.messages[0]!)).toBe(false);
+  });
+});
+
+describe("findCutPoint and the message that crosses the budget", () => {
+  it("tokenizes that message only until it passes the budget, and cuts where full counts cut", () => {
+    // The newest turn's large result crosses the budget: 60,000 characters, some 13,000 tokens.
+    const raw = conversation(reactTurn({ rounds: 4, toolResultChars: 2_000 }), reactTurn({ rounds: 1, toolResultChars: 60_000 }), reactTurn({ rounds: 2, toolResultChars: 2_000 }));
+    const conv = parseConversation(raw);
+    const walked = new TokenEstimator();
+    const point = findCutPoint(conv.messages, 0, 3_000, walked);
+    const crossing = conv.messages[point.firstKeptIndex - 1]!;
+    expect(walked.isCounted(crossing)).toBe(false);
+    expect(walked.knownCounts(conv).atLeast).toEqual([[crossing.index, expect.any(Number)]]);
+    const [, atLeast] = walked.knownCounts(conv).atLeast![0]!;
+    const full = new TokenEstimator().count(crossing);
+    expect(atLeast).toBeGreaterThan(3_000 - point.keptTokens);
+    expect(atLeast).toBeLessThan(full / 2);
+
+    const fullyCounted = new TokenEstimator();
+    for (const message of conv.messages) fullyCounted.count(message);
+    expect(findCutPoint(conv.messages, 0, 3_000, fullyCounted)).toEqual(point);
+  });
+
+  it("cuts where full counts cut, for any budget", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 100, max: 30_000 }), fc.integer({ min: 50, max: 20_000 }), (turns, resultChars, budget) => {
+        const raw = conversation(...Array.from({ length: turns }, (_, i) => reactTurn({ rounds: 1 + (i % 3), toolResultChars: i % 2 === 0 ? resultChars : 500 })));
+        const conv = parseConversation(raw);
+        const fullyCounted = new TokenEstimator();
+        for (const message of conv.messages) fullyCounted.count(message);
+        expect(findCutPoint(conv.messages, 0, budget, new TokenEstimator())).toEqual(findCutPoint(conv.messages, 0, budget, fullyCounted));
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("passes it without tokenizing when the lower bound handed over from the first step already does", () => {
+    const raw = conversation(reactTurn({ rounds: 1, toolResultChars: 60_000 }), reactTurn({ rounds: 2, toolResultChars: 2_000 }));
+    const first = new TokenEstimator();
+    const conv = parseConversation(raw);
+    const point = findCutPoint(conv.messages, 0, 3_000, first);
+    const second = new TokenEstimator({ known: first.knownCounts(conv) });
+    const again = parseConversation(JSON.parse(JSON.stringify(raw)));
+    expect(findCutPoint(again.messages, 0, 3_000, second)).toEqual(point);
+    expect(second.tokenizedTexts).toBe(0);
   });
 });
 

@@ -74,3 +74,25 @@ describe("counting tokens in bounded pieces", () => {
     expect(countTextTokens("x".repeat(1_000_000))).toBe(125 * slice);
   }, 60_000);
 });
+
+describe("counting up to a ceiling", () => {
+  it("gives the exact count when it is at most the ceiling, and a number above the ceiling otherwise", () => {
+    const texts = [
+      conversationText(parseConversation(conversation(reactTurn({ rounds: 3, toolResultChars: 8_000 })))),
+      ...ADVERSARIAL_KINDS.map((kind, seed) => adversarialText(kind, 30_000, seed)),
+    ];
+    for (const text of texts) {
+      const exact = countTextTokens(text);
+      expect(countTextTokens(text, exact)).toBe(exact);
+      expect(countTextTokens(text, exact + 10)).toBe(exact);
+      for (const ceiling of [0, 10, Math.floor(exact / 3), exact - 1]) expect(countTextTokens(text, ceiling)).toBeGreaterThan(ceiling);
+    }
+  });
+
+  it("stops soon after passing the ceiling rather than counting the whole text", () => {
+    const text = conversationText(parseConversation(conversation(reactTurn({ rounds: 4, toolResultChars: 50_000 }))));
+    const exact = countTextTokens(text);
+    expect(countTextTokens(text, 1_000)).toBeLessThan(1_100);
+    expect(exact).toBeGreaterThan(20_000);
+  });
+});

@@ -11,10 +11,10 @@ import { startPrivateRedis, type PrivateRedis } from "../helpers/privateRedis.js
 import { bearer, serviceConfig } from "../helpers/serviceConfig.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 import { once } from "node:events";
-import type { CompactionJobData } from "../../src/queue/compactionJob.js";
 import { createCompactionQueue } from "../../src/queue/compactionQueue.js";
 import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
 import { createCallbackQueue, type CallbackJobData } from "../../src/webhooks/callbackQueue.js";
+import { testJobData } from "../helpers/jobData.js";
 
 /** Far below how long each fault lasts, far above what answering takes: a liveness bound. */
 const ANSWERED_WITHIN_MS = 8_000;
@@ -145,14 +145,10 @@ describe("the queues an API builds on a Redis that stalls as they start", () => 
     const callbacks = createCallbackQueue(connection, config);
     cleanups.push(() => Promise.all([compactions.close(), callbacks.close()]));
 
-    await waitUntil(async () => (await compactions.add("compact", jobData()).then(() => true, () => false)), "a compaction job is added", 5_000);
+    await waitUntil(async () => (await compactions.add("compact", testJobData()).then(() => true, () => false)), "a compaction job is added", 5_000);
     await waitUntil(async () => (await callbacks.add("deliver", callbackData()).then(() => true, () => false)), "a callback job is added", 5_000);
   });
 });
-
-function jobData(): CompactionJobData {
-  return { tenant: "acme", contextWindow: 100_000, settings: {}, reason: "manual", submissionId: "s1", requestDigest: "", replaces: { count: 0, digest: "" } };
-}
 
 function callbackData(): CallbackJobData {
   return { url: "https://hooks.example.com/compactd", webhookId: "msg_1", type: "compaction.failed", body: "{}" };

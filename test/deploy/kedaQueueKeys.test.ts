@@ -10,6 +10,7 @@ import { closeRedisConnection, createRedisConnection } from "../../src/queue/red
 import { deleteKeysUnder, TEST_REDIS_URL } from "../helpers/redisTestPrefix.js";
 import { openTestQueue, type TestQueue } from "../helpers/testQueue.js";
 import { kedaRedisStates, readTemplate } from "./chart.js";
+import { testJobData } from "../helpers/jobData.js";
 
 /**
  * What KEDA's Redis scaler reads from one key: it asks the key's type and
@@ -38,16 +39,7 @@ beforeEach(async () => {
 afterEach(() => testQueue.close());
 
 function jobData(reason: Reason): CompactionJobData {
-  return {
-    tenant: "acme",
-    payload: "",
-    replaces: { count: 0, digest: "" },
-    contextWindow: 100_000,
-    settings: {},
-    reason,
-    submissionId: randomUUID(),
-    requestDigest: randomUUID(),
-  };
+  return testJobData({ payload: "", reason, requestDigest: randomUUID() });
 }
 
 function submit(reason: Reason): Promise<unknown> {

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { Worker } from "bullmq";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Reason } from "../../src/core/compactor.js";
@@ -8,6 +7,7 @@ import { COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
 import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
 import { TEST_REDIS_URL } from "../helpers/redisTestPrefix.js";
 import { openTestQueue, type TestQueue } from "../helpers/testQueue.js";
+import { testJobData } from "../helpers/jobData.js";
 
 let testQueue: TestQueue;
 let prefix: string;
@@ -33,17 +33,7 @@ function startWorker(process: (data: CompactionJobData) => Promise<unknown>, con
 }
 
 function jobData(overrides: Partial<CompactionJobData> = {}): CompactionJobData {
-  return {
-    tenant: "acme",
-    payload: "",
-    replaces: { count: 0, digest: "" },
-    contextWindow: 100_000,
-    settings: {},
-    reason: "threshold",
-    submissionId: randomUUID(),
-    requestDigest: "digest-a",
-    ...overrides,
-  };
+  return testJobData({ payload: "", requestDigest: "digest-a", ...overrides });
 }
 
 describe("submitCompaction", () => {

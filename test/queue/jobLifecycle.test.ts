@@ -13,6 +13,7 @@ import { closeRedisConnection, createRedisConnection } from "../../src/queue/red
 import type { FinalOutcome } from "../../src/queue/resultStore.js";
 import { deleteKeysUnder } from "../helpers/redisTestPrefix.js";
 import { serviceConfig } from "../helpers/serviceConfig.js";
+import { testJobData } from "../helpers/jobData.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -49,17 +50,7 @@ function processes(name: string, count: number): Process[] {
 }
 
 function jobData(overrides: Partial<CompactionJobData> = {}): CompactionJobData {
-  return {
-    tenant: "acme",
-    contextWindow: 100_000,
-    settings: {},
-    reason: "overflow",
-    submissionId: "s1",
-    requestDigest: "",
-    replaces: { count: 0, digest: "" },
-    callbackUrl: "https://hooks.example.com/compactd",
-    ...overrides,
-  };
+  return testJobData({ reason: "overflow", submissionId: "s1", callbackUrl: "https://hooks.example.com/compactd", ...overrides });
 }
 
 /** A submission of `data` with a payload of a few bytes (the lifecycle never decodes it). */

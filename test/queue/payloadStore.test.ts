@@ -3,7 +3,6 @@
  * named by the submission so a replay never touches the job it replays, and
  * not left behind by an add that created nothing.
  */
-import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { idempotentJobSeed, jobIdInShard, newJobId, type CompactionJobData, type CompactionSubmission } from "../../src/queue/compactionJob.js";
@@ -12,6 +11,7 @@ import { decodePayload, encodePayload } from "../../src/queue/payloadCodec.js";
 import { PayloadStore, submitWithPayload } from "../../src/queue/payloadStore.js";
 import { serviceKeys, type ServiceKeys } from "../../src/queue/queueNames.js";
 import { openTestQueue, type TestQueue } from "../helpers/testQueue.js";
+import { testJobData } from "../helpers/jobData.js";
 
 let testQueue: TestQueue;
 let redis: Redis;
@@ -30,16 +30,7 @@ afterEach(() => testQueue.close());
 
 async function submission(messages: unknown[], overrides: Partial<CompactionJobData> = {}): Promise<CompactionSubmission> {
   return {
-    data: {
-      tenant: "acme",
-      replaces: { count: 0, digest: "" },
-      contextWindow: 100_000,
-      settings: {},
-      reason: "threshold",
-      submissionId: randomUUID(),
-      requestDigest: "digest-a",
-      ...overrides,
-    },
+    data: testJobData({ requestDigest: "digest-a", ...overrides }),
     payload: await encodePayload({ messages }),
   };
 }

@@ -12,6 +12,7 @@ import { markedConversation, markedRequest } from "../helpers/markedConversation
 import { bearer, TEST_WEBHOOK_SECRET } from "../helpers/serviceConfig.js";
 import { startServiceHarness, type ServiceHarness } from "../helpers/serviceHarness.js";
 import { waitUntil } from "../helpers/waitUntil.js";
+import { testJobData } from "../helpers/jobData.js";
 
 /** Per-marker faults: the first `times` summarization requests of a marker get `behaviour`. */
 const faults = new Map<string, { behaviour: Behaviour; times: number }>();
@@ -166,7 +167,7 @@ describe("a compaction job", () => {
       const id = newJobId();
       await queue.add(
         COMPACTION_JOB_NAME,
-        { tenant: "acme", payload: "not-brotli", replaces: { count: 0, digest: "" }, contextWindow: 20_000, settings: {}, reason: "manual", submissionId: "s", requestDigest: "" },
+        testJobData({ payload: "not-brotli", contextWindow: 20_000, reason: "manual" }),
         { jobId: id },
       );
       const view = await h.view(id, 10);
@@ -184,16 +185,7 @@ describe("a compaction job", () => {
       // Job data as the API queues it, but no payload key beside it (expired, or lost with Redis data).
       await queue.add(
         COMPACTION_JOB_NAME,
-        {
-          tenant: "acme",
-          replaces: { count: 0, digest: "" },
-          contextWindow: 20_000,
-          settings: {},
-          reason: "manual",
-          submissionId: randomUUID(),
-          requestDigest: "",
-          callbackUrl: h.receiver.url("/missing"),
-        },
+        testJobData({ contextWindow: 20_000, reason: "manual", callbackUrl: h.receiver.url("/missing") }),
         { jobId: id },
       );
       const view = await h.view(id, 10);
@@ -217,16 +209,7 @@ describe("a compaction job", () => {
       const inline = (await encodePayload({ messages, format: "auto" })).toString("base64");
       await queue.add(
         COMPACTION_JOB_NAME,
-        {
-          tenant: "acme",
-          payload: inline,
-          replaces: replacesOf(messages),
-          contextWindow: 20_000,
-          settings: { reserveTokens: 4_000 },
-          reason: "manual",
-          submissionId: randomUUID(),
-          requestDigest: "",
-        },
+        testJobData({ payload: inline, replaces: replacesOf(messages), contextWindow: 20_000, settings: { reserveTokens: 4_000 }, reason: "manual" }),
         { jobId: id },
       );
       const view = await h.view(id, 20);

@@ -3,9 +3,11 @@
  * per second grow with queue shards when Redis carries all the work, and how
  * long a failover keeps compactd from accepting jobs.
  *
- * Throughput: a no-op processor, so nothing but BullMQ's Redis work (add,
- * fetch, lock, complete) and the client's own CPU limits it. One process adds
- * jobs (the API's submit, conversation-sharded ids) and consumes them with one
+ * Throughput: a processor that does no compaction, so nothing but the Redis
+ * work of a job and the client's own CPU limits it: the API's submit (the
+ * payload key written, then BullMQ's add), BullMQ's fetch, lock and complete,
+ * and the worker's read of the payload and the delete that settling does. One
+ * process adds jobs (conversation-sharded ids) and consumes them with one
  * worker per shard, against three masters without replicas; the shards' hash
  * tags are chosen to land on three different masters, as many shards spread
  * over a big cluster would. Rounds alternate 1 and 3 shards; medians and the
@@ -14,23 +16,25 @@
  *
  * Failover: three masters with a replica each, jobs added steadily through
  * the API's connection settings while the master of the queue's slot is
- * SIGKILLed; how long until its replica is promoted, until an add succeeds
- * again, and whether any accepted job is missing afterwards.
+ * SIGKILLed; how long until its replica is promoted, until a submission
+ * creates its job again, and whether any accepted job is missing afterwards
+ * (not completed, or completed without its payload to read).
  */
 import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
-import { Worker } from "bullmq";
+import { Worker, type Job } from "bullmq";
 import { expect, test } from "vitest";
-import { newJobSeed, jobIdInShard, shardFor, type CompactionJobData } from "../../src/queue/compactionJob.js";
-import { createCompactionQueues, submitCompaction } from "../../src/queue/compactionQueue.js";
-import { COMPACTION_QUEUE, shardPrefix } from "../../src/queue/queueNames.js";
-import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
+import { newJobSeed, jobIdInShard, shardFor, type CompactionJobData, type CompactionSubmission } from "../../src/queue/compactionJob.js";
+import { createCompactionQueues, type CompactionQueue } from "../../src/queue/compactionQueue.js";
+import { PayloadStore, submitWithPayload } from "../../src/queue/payloadStore.js";
+import { COMPACTION_QUEUE, serviceKeys, shardPrefix } from "../../src/queue/queueNames.js";
+import { closeRedisConnection, createRedisConnection, type RedisClient } from "../../src/queue/redisConnection.js";
 import { startLocalRedisCluster, type LocalRedisCluster } from "../../test/helpers/localRedisCluster.js";
 import { waitUntil } from "../../test/helpers/waitUntil.js";
 import { writeGeneratedSection } from "../docSection.js";
 import { machine, machineLines } from "../report.js";
 import { cpuSeconds } from "../service/procStats.js";
-import { submissionFor } from "../service/queuedJobs.js";
+import { newSubmission, submissionFor } from "../service/queuedJobs.js";
 import { corpusWorkloads } from "../service/workload.js";
 import { median } from "../timing.js";
 
@@ -77,22 +81,63 @@ async function spreadPrefix(cluster: LocalRedisCluster, shards: number): Promise
   throw new Error("no prefix spreads its shards over the masters");
 }
 
-async function measureThroughput(cluster: LocalRedisCluster, prefix: string, shards: number, data: CompactionJobData, jobs: number): Promise<ThroughputRun> {
+/**
+ * What a worker's processor and settling do to Redis for a job, and nothing
+ * else: read its payload (as the worker does before compacting) and delete
+ * it (as settling does). A payload that is not there fails the job, as
+ * `payload_missing` does in the service, so it is never counted as completed.
+ */
+function noCompaction(payloads: PayloadStore): (job: Job<CompactionJobData>) => Promise<void> {
+  return async (job) => {
+    const id = job.id!;
+    if ((await payloads.read(id, job.data)) === undefined) throw new Error(`job ${id}: its payload is not in Redis`);
+    await payloads.delete(id, job.data.submissionId);
+  };
+}
+
+/**
+ * Submits `submission` under `jobId` as the API does (its payload key, then
+ * the job), as a new request with a submission id of its own so each job has
+ * its own payload key; true only when the job was created, so a payload whose
+ * add failed or created nothing is not an accepted job.
+ */
+async function submit(queue: CompactionQueue, payloads: PayloadStore, jobId: string, submission: CompactionSubmission): Promise<boolean> {
+  const outcome = await submitWithPayload(queue, payloads, jobId, newSubmission(submission), false);
+  return outcome.kind === "created";
+}
+
+/** The payload stores of a producer and a consumer connection, over the service's key names for `prefix`. */
+function payloadStores(prefix: string, producer: RedisClient, consumer: RedisClient): { submitted: PayloadStore; consumed: PayloadStore } {
+  const keys = serviceKeys(prefix);
+  return { submitted: new PayloadStore(producer, keys), consumed: new PayloadStore(consumer, keys) };
+}
+
+async function measureThroughput(cluster: LocalRedisCluster, prefix: string, shards: number, submission: CompactionSubmission, jobs: number): Promise<ThroughputRun> {
   const nodes = cluster.nodes.map((node) => node.url);
   const producer = createRedisConnection(nodes, "api", prefix);
   const consumer = createRedisConnection(nodes, "worker", prefix);
   const queues = createCompactionQueues(producer, shards, { prefix, attempts: 1, backoffMs: 1_000, retentionSeconds: 600 });
+  const payloads = payloadStores(prefix, producer, consumer);
   let completed = 0;
   let resolveDone: () => void = () => {};
-  const done = new Promise<void>((resolve) => (resolveDone = resolve));
+  let rejectDone: (error: Error) => void = () => {};
+  const done = new Promise<void>((resolve, reject) => {
+    resolveDone = resolve;
+    rejectDone = reject;
+  });
   const workers = queues.shards.map(
     (_queue, shard) =>
-      new Worker(COMPACTION_QUEUE, async () => undefined, { connection: consumer, prefix: shardPrefix(prefix, shard), concurrency: CONCURRENCY_PER_SHARD }),
+      new Worker<CompactionJobData>(COMPACTION_QUEUE, noCompaction(payloads.consumed), {
+        connection: consumer,
+        prefix: shardPrefix(prefix, shard),
+        concurrency: CONCURRENCY_PER_SHARD,
+      }),
   );
   for (const worker of workers) {
     worker.on("completed", () => {
       if (++completed === jobs) resolveDone();
     });
+    worker.on("failed", (_job, error) => rejectDone(error));
   }
   try {
     await Promise.all(workers.map((worker) => worker.waitUntilReady()));
@@ -104,11 +149,12 @@ async function measureThroughput(cluster: LocalRedisCluster, prefix: string, sha
       while (next < jobs) {
         const conversationId = `c-${next++}`;
         const id = jobIdInShard(newJobSeed(), shardFor("bench", conversationId, "", shards));
-        await submitCompaction(queues.of(id), id, { ...data, conversationId }, false);
+        const created = await submit(queues.of(id), payloads.submitted, id, { ...submission, data: { ...submission.data, conversationId } });
+        if (!created) throw new Error(`job ${id} (${conversationId}) was not created`);
       }
     };
-    await Promise.all(Array.from({ length: PARALLEL_ADDS }, lane));
-    await done;
+    // Awaited together, so a job failing while the lanes still submit fails the run at once.
+    await Promise.all([...Array.from({ length: PARALLEL_ADDS }, lane), done]);
     const seconds = (performance.now() - started) / 1000;
     const client = process.cpuUsage(clientBefore);
     const redis = cluster.nodes.map((node, i) => cpuSeconds(node.process.pid!) - redisBefore[i]!);
@@ -127,7 +173,7 @@ async function measureThroughput(cluster: LocalRedisCluster, prefix: string, sha
   }
 }
 
-async function measureFailover(data: CompactionJobData): Promise<FailoverRun> {
+async function measureFailover(submission: CompactionSubmission): Promise<FailoverRun> {
   const cluster = await startLocalRedisCluster({ replicas: 1 });
   const nodes = cluster.nodes.map((node) => node.url);
   const prefix = "{bench-failover}";
@@ -137,8 +183,9 @@ async function measureFailover(data: CompactionJobData): Promise<FailoverRun> {
   const queues = createCompactionQueues(producer, 1, { prefix, attempts: 1, backoffMs: 1_000, retentionSeconds: 600 });
   const queue = queues.shards[0]!;
   queue.on("error", () => {});
+  const payloads = payloadStores(prefix, producer, consumer);
   const completed = new Set<string>();
-  const worker = new Worker(COMPACTION_QUEUE, async () => undefined, { connection: consumer, prefix, concurrency: 50 });
+  const worker = new Worker<CompactionJobData>(COMPACTION_QUEUE, noCompaction(payloads.consumed), { connection: consumer, prefix, concurrency: 50 });
   worker.on("error", () => {});
   worker.on("completed", (job) => void completed.add(job.id!));
   try {
@@ -151,7 +198,7 @@ async function measureFailover(data: CompactionJobData): Promise<FailoverRun> {
     const adder = (async () => {
       while (adding) {
         const id = jobIdInShard(newJobSeed(), 0);
-        const ok = await submitCompaction(queue, id, data, false).then(() => true, () => false);
+        const ok = await submit(queue, payloads.submitted, id, submission).catch(() => false);
         if (ok) {
           accepted.push(id);
           if (performance.now() > killedAt && acceptingAt === 0) acceptingAt = performance.now();
@@ -190,7 +237,11 @@ async function measureFailover(data: CompactionJobData): Promise<FailoverRun> {
   }
 }
 
-function markdown(runs: readonly ThroughputRun[], failovers: readonly FailoverRun[], context: { load: [number, number]; seconds: number; jobBytes: number }): string {
+function markdown(
+  runs: readonly ThroughputRun[],
+  failovers: readonly FailoverRun[],
+  context: { load: [number, number]; seconds: number; jobBytes: number; payloadBytes: number },
+): string {
   const of = (shards: number) => runs.filter((run) => run.shards === shards);
   const rounds = Array.from({ length: ROUNDS }, (_, round) => of(3)[round]!.rate / of(1)[round]!.rate);
   const f1 = (n: number) => n.toFixed(1);
@@ -205,7 +256,7 @@ function markdown(runs: readonly ThroughputRun[], failovers: readonly FailoverRu
   return `${machineLines(machine(), COMMAND)}
 - Redis: \`redis-server\` 7 processes on the same machine, started by the bench (\`--cluster-enabled yes\`, \`appendonly yes\`, \`cluster-node-timeout\` 2 s); load average ${context.load[0].toFixed(1)} at the start, ${context.load[1].toFixed(1)} at the end; ${Math.round(context.seconds)} s.
 
-**Jobs per second against queue shards.** Three masters, no replicas; ${int(JOBS)} jobs per run (after ${WARMUP_JOBS} unmeasured), each the job data the API stores for a ~100 KB corpus conversation (${int(context.jobBytes)} bytes of JSON), a conversation id each so the API's sharding spreads them; ${PARALLEL_ADDS} adds in flight; one no-op worker per shard (concurrency ${CONCURRENCY_PER_SHARD}); producer and workers in the bench process. ${ROUNDS} rounds alternating 1 and 3 shards; median (each round's rate in brackets).
+**Jobs per second against queue shards.** Three masters, no replicas; ${int(JOBS)} jobs per run (after ${WARMUP_JOBS} unmeasured), each what the API stores for a ~100 KB corpus conversation: its payload key (${int(context.payloadBytes)} bytes, SET before the add) and the job data (${int(context.jobBytes)} bytes of JSON), submitted by the API's \`submitWithPayload\`, a conversation id each so the API's sharding spreads them; ${PARALLEL_ADDS} submissions in flight; one worker per shard (concurrency ${CONCURRENCY_PER_SHARD}) whose processor compacts nothing but reads the payload (GET) and deletes it (UNLINK, as settling does); producer and workers in the bench process. ${ROUNDS} rounds alternating 1 and 3 shards; median (each round's rate in brackets).
 
 | shards | jobs/s | Redis CPU per job, µs (all masters) | busiest master's share of Redis CPU | bench process CPU per job, µs |
 | --- | --- | --- | --- | --- |
@@ -213,7 +264,7 @@ ${rows.join("\n")}
 
 3 shards against 1, same round: ${rounds.map((ratio) => `${ratio.toFixed(2)}×`).join(", ")} (median ${median(rounds).toFixed(2)}×; goal ≥ 2.5×).
 
-**Failover.** Three masters with a replica each; one job added every 20 ms with the API's connection settings, a no-op worker consuming; the master of the queue's slot SIGKILLed.
+**Failover.** Three masters with a replica each; one job submitted every 20 ms (payload key, then job) with the API's connection settings, counted as accepted only when its job was created; the same worker consuming (payload read and deleted); the master of the queue's slot SIGKILLed; an accepted job is lost if it never completes with its payload read.
 
 | round | kill → replica promoted | kill → jobs accepted again | promoted → accepted | jobs accepted | accepted jobs lost |
 | --- | --- | --- | --- | --- | --- |
@@ -223,16 +274,16 @@ ${failoverRows.join("\n")}`;
 test("cluster benchmark", async () => {
   const started = performance.now();
   const loadAtStart = loadavg()[0]!;
-  const { data } = await submissionFor(corpusWorkloads(1)[0]!);
+  const submission = await submissionFor(corpusWorkloads(1)[0]!);
   const runs: ThroughputRun[] = [];
   const cluster = await startLocalRedisCluster({ replicas: 0 });
   try {
     const prefix = await spreadPrefix(cluster, 3);
     progress(`warm-up (${prefix})`);
-    await measureThroughput(cluster, shardPrefix(prefix, 10), 3, data, WARMUP_JOBS);
+    await measureThroughput(cluster, shardPrefix(prefix, 10), 3, submission, WARMUP_JOBS);
     for (let round = 0; round < ROUNDS; round++) {
       for (const shards of SHARD_COUNTS) {
-        const run = await measureThroughput(cluster, prefix, shards, data, JOBS);
+        const run = await measureThroughput(cluster, prefix, shards, submission, JOBS);
         progress(`round ${round + 1}, ${shards} shard(s): ${Math.round(run.rate)} jobs/s`);
         runs.push(run);
       }
@@ -242,14 +293,15 @@ test("cluster benchmark", async () => {
   }
   const failovers: FailoverRun[] = [];
   for (let round = 0; round < FAILOVER_ROUNDS; round++) {
-    const run = await measureFailover(data);
+    const run = await measureFailover(submission);
     progress(`failover ${round + 1}: promoted after ${run.promotedS.toFixed(1)} s, accepting after ${run.acceptingS.toFixed(1)} s, ${run.lost} lost`);
     failovers.push(run);
   }
   const section = markdown(runs, failovers, {
     load: [loadAtStart, loadavg()[0]!],
     seconds: (performance.now() - started) / 1000,
-    jobBytes: Buffer.byteLength(JSON.stringify(data)),
+    jobBytes: Buffer.byteLength(JSON.stringify(submission.data)),
+    payloadBytes: submission.payload.byteLength,
   });
   writeGeneratedSection("docs/BENCHMARKS.md", "cluster", "Redis Cluster", section);
   expect(runs).toHaveLength(ROUNDS * SHARD_COUNTS.length);

@@ -198,10 +198,13 @@ async function measureFailover(submission: CompactionSubmission): Promise<Failov
     const adder = (async () => {
       while (adding) {
         const id = jobIdInShard(newJobSeed(), 0);
+        const sentAt = performance.now();
         const ok = await submit(queue, payloads.submitted, id, submission).catch(() => false);
         if (ok) {
           accepted.push(id);
-          if (performance.now() > killedAt && acceptingAt === 0) acceptingAt = performance.now();
+          // Only a submission sent after the kill says jobs are accepted again:
+          // one sent before it can still be answered by the old master just after.
+          if (sentAt > killedAt && acceptingAt === 0) acceptingAt = performance.now();
         }
         await new Promise((resolve) => setTimeout(resolve, 20));
       }

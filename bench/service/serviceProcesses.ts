@@ -6,7 +6,9 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { parse as parseYaml } from "yaml";
 import { freePort } from "../../test/helpers/freePort.js";
 import { TEST_API_KEYS, TEST_TENANTS, TEST_WEBHOOK_SECRET } from "../../test/helpers/serviceConfig.js";
 import { TEST_REDIS_URL } from "../../test/helpers/redisTestPrefix.js";
@@ -21,14 +23,24 @@ const PROFILE_DIR = process.env.BENCH_CPU_PROF_DIR;
 const NODE_FLAGS = PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`];
 
 /**
- * `BENCH_WORKER_NODE_FLAGS="--max-semi-space-size=64 --heap-growing-percent=50"`
- * puts those flags on the worker processes' node command line, as a
- * deployment would (`node <flags> bin/compactd.js worker`), to measure a heap
- * setting before recommending it (docs/OPERATIONS.md, "What sets a worker's
- * RSS"). Not NODE_OPTIONS: it refuses most V8 flags. Unset, the worker runs
- * with Node's defaults, as the image runs it.
+ * The node flags the worker processes run with: the chart's
+ * (`worker.nodeFlags` in helm/compactd/values.yaml), as a deployed worker
+ * runs (`node <flags> bin/compactd.js worker`). `BENCH_WORKER_NODE_FLAGS`
+ * replaces them, to measure another heap setting before recommending it
+ * (docs/OPERATIONS.md, "What sets a worker's RSS"); set to an empty string,
+ * the worker runs with Node's defaults.
  */
-const WORKER_NODE_FLAGS = (process.env.BENCH_WORKER_NODE_FLAGS ?? "").split(" ").filter((flag) => flag !== "");
+export const WORKER_NODE_FLAGS: readonly string[] =
+  process.env.BENCH_WORKER_NODE_FLAGS === undefined
+    ? chartWorkerNodeFlags()
+    : process.env.BENCH_WORKER_NODE_FLAGS.split(" ").filter((flag) => flag !== "");
+
+function chartWorkerNodeFlags(): string[] {
+  const values = parseYaml(readFileSync(fileURLToPath(new URL("../../helm/compactd/values.yaml", import.meta.url)), "utf8")) as {
+    worker: { nodeFlags?: string[] };
+  };
+  return values.worker.nodeFlags ?? [];
+}
 
 /** The tenant the bench submits as. */
 export const BENCH_TENANT = "acme";

@@ -414,7 +414,7 @@ const VARIABLES = {
   ),
   callbackHostConcurrency: withDefault(
     "COMPACTD_CALLBACK_HOST_CONCURRENCY",
-    "5",
+    "25",
     integer(1),
     "Of a worker's callback slots, how many one receiver (host and port) may hold; its other callbacks wait in the queue.",
   ),

@@ -59,7 +59,7 @@ describe("loadConfig", () => {
       callbackMaxBackoffMs: 3600000,
       callbackTimeoutMs: 10000,
       callbackConcurrency: 50,
-      callbackHostConcurrency: 5,
+      callbackHostConcurrency: 25,
       redisCommandTimeoutMs: 2000,
       shutdownTimeoutMs: 25000,
     });

@@ -174,6 +174,9 @@ describe("tracing over OTLP, turned on by OTEL_EXPORTER_OTLP_ENDPOINT", () => {
     };
     const isDelivery = (span: ReceivedSpan): boolean => span.name === "deliver callback";
     await waitUntil(() => inTrace().some((span) => span.spanId === webhookParent?.[2] && isDelivery(span)), "the delivery span was exported", 20_000);
+    // Its parent, the callback job's processing, ends after it (once BullMQ records the job done) and is exported in a later batch.
+    const deliveryParent = (): string | undefined => inTrace().find((span) => span.spanId === webhookParent?.[2])?.parentSpanId;
+    await waitUntil(() => inTrace().some((span) => span.spanId === deliveryParent()), "the callback processing span was exported", 20_000);
 
     const request = find((span) => span.name === "POST /v1/compactions", "API request");
     expect(request).toMatchObject({ parentSpanId: agentSpanId, kind: SPAN_KIND.server, service: "compactd-api" });

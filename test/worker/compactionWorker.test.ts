@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replacesOf } from "../../src/core/replaces.js";
-import { COMPACTION_JOB_NAME, newJobId } from "../../src/queue/compactionJob.js";
+import { COMPACTION_JOB_NAME, newJobId, type CompactionJobData } from "../../src/queue/compactionJob.js";
 import { createCompactionQueue } from "../../src/queue/compactionQueue.js";
 import { encodePayload } from "../../src/queue/payloadCodec.js";
 import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
@@ -156,72 +156,48 @@ describe("a compaction job", () => {
   });
 
   it("fails at once, without retries, when its stored conversation cannot be decoded", async () => {
-    const redis = createRedisConnection(h.config.redisUrl, "api");
-    const queue = createCompactionQueue(redis, {
-      prefix: h.config.queuePrefix,
-      attempts: 3,
-      backoffMs: 10,
-      retentionSeconds: 60,
-    });
-    try {
-      const id = newJobId();
-      await queue.add(
-        COMPACTION_JOB_NAME,
-        testJobData({ payload: "not-brotli", contextWindow: 20_000, reason: "manual" }),
-        { jobId: id },
-      );
-      const view = await h.view(id, 10);
-      expect(view).toMatchObject({ status: "failed", attempts: 1, error: { code: "invalid_payload" } });
-    } finally {
-      await queue.close();
-      await closeRedisConnection(redis);
-    }
+    const id = await queueDirectly(testJobData({ payload: "not-brotli", contextWindow: 20_000, reason: "manual" }));
+    const view = await h.view(id, 10);
+    expect(view).toMatchObject({ status: "failed", attempts: 1, error: { code: "invalid_payload" } });
   });
+
   it("fails at once with payload_missing, in its view and its callback, when Redis no longer holds its payload", async () => {
-    const redis = createRedisConnection(h.config.redisUrl, "api");
-    const queue = createCompactionQueue(redis, { prefix: h.config.queuePrefix, attempts: 3, backoffMs: 10, retentionSeconds: 60 });
-    try {
-      const id = newJobId();
-      // Job data as the API queues it, but no payload key beside it (expired, or lost with Redis data).
-      await queue.add(
-        COMPACTION_JOB_NAME,
-        testJobData({ contextWindow: 20_000, reason: "manual", callbackUrl: h.receiver.url("/missing") }),
-        { jobId: id },
-      );
-      const view = await h.view(id, 10);
-      expect(view).toMatchObject({ status: "failed", attempts: 1, error: { code: "payload_missing" } });
-      expect((view.error as { message: string }).message).toContain("no longer in Redis");
-      await waitUntil(() => h.receiver.received.some((callback) => callback.body.includes(id)), "the failure callback arrives");
-      const event = JSON.parse(h.receiver.received.find((callback) => callback.body.includes(id))!.body);
-      expect(event).toMatchObject({ type: "compaction.failed", id, error: { code: "payload_missing", status: "failed" } });
-    } finally {
-      await queue.close();
-      await closeRedisConnection(redis);
-    }
+    // Job data as the API queues it, but no payload key beside it (expired, or lost with Redis data).
+    const id = await queueDirectly(testJobData({ contextWindow: 20_000, reason: "manual", callbackUrl: h.receiver.url("/missing") }));
+    const view = await h.view(id, 10);
+    expect(view).toMatchObject({ status: "failed", attempts: 1, error: { code: "payload_missing" } });
+    expect((view.error as { message: string }).message).toContain("no longer in Redis");
+    await waitUntil(() => h.receiver.received.some((callback) => callback.body.includes(id)), "the failure callback arrives");
+    const event = JSON.parse(h.receiver.received.find((callback) => callback.body.includes(id))!.body);
+    expect(event).toMatchObject({ type: "compaction.failed", id, error: { code: "payload_missing", status: "failed" } });
   });
 
   it("still completes a job queued by an earlier version, its payload inline in the job data as base64", async () => {
-    const redis = createRedisConnection(h.config.redisUrl, "api");
-    const queue = createCompactionQueue(redis, { prefix: h.config.queuePrefix, attempts: 3, backoffMs: 10, retentionSeconds: 60 });
-    try {
-      const id = newJobId();
-      const messages = markedConversation(marker());
-      const inline = (await encodePayload({ messages, format: "auto" })).toString("base64");
-      await queue.add(
-        COMPACTION_JOB_NAME,
-        testJobData({ payload: inline, replaces: replacesOf(messages), contextWindow: 20_000, settings: { reserveTokens: 4_000 }, reason: "manual" }),
-        { jobId: id },
-      );
-      const view = await h.view(id, 20);
-      expect(view).toMatchObject({ status: "completed", attempts: 1 });
-      expect((view.result as { replaces: unknown }).replaces).toEqual(replacesOf(messages));
-      expect((view.result as { tokensAfter: number; tokensBefore: number }).tokensAfter).toBeLessThan((view.result as { tokensBefore: number }).tokensBefore);
-    } finally {
-      await queue.close();
-      await closeRedisConnection(redis);
-    }
+    const messages = markedConversation(marker());
+    const inline = (await encodePayload({ messages, format: "auto" })).toString("base64");
+    const id = await queueDirectly(
+      testJobData({ payload: inline, replaces: replacesOf(messages), contextWindow: 20_000, settings: { reserveTokens: 4_000 }, reason: "manual" }),
+    );
+    const view = await h.view(id, 20);
+    expect(view).toMatchObject({ status: "completed", attempts: 1 });
+    expect((view.result as { replaces: unknown }).replaces).toEqual(replacesOf(messages));
+    expect((view.result as { tokensAfter: number; tokensBefore: number }).tokensAfter).toBeLessThan((view.result as { tokensBefore: number }).tokensBefore);
   });
 });
+
+/** Adds `data` to the harness's queue as it is, past the API (as another version, or a fault, would leave it); returns the job id. */
+async function queueDirectly(data: CompactionJobData): Promise<string> {
+  const redis = createRedisConnection(h.config.redisUrl, "api");
+  const queue = createCompactionQueue(redis, { prefix: h.config.queuePrefix, attempts: 3, backoffMs: 10, retentionSeconds: 60 });
+  try {
+    const id = newJobId();
+    await queue.add(COMPACTION_JOB_NAME, data, { jobId: id });
+    return id;
+  } finally {
+    await queue.close();
+    await closeRedisConnection(redis);
+  }
+}
 
 describe("a batch", () => {
   it("calls back per item (at the item's own callbackUrl, else the batch's) and once more with batch.completed", async () => {

@@ -6,9 +6,8 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { parse as parseYaml } from "yaml";
+import { readValues } from "../../test/deploy/chart.js";
 import { freePort } from "../../test/helpers/freePort.js";
 import { TEST_API_KEYS, TEST_TENANTS, TEST_WEBHOOK_SECRET } from "../../test/helpers/serviceConfig.js";
 import { TEST_REDIS_URL } from "../../test/helpers/redisTestPrefix.js";
@@ -36,10 +35,7 @@ export const WORKER_NODE_FLAGS: readonly string[] =
     : process.env.BENCH_WORKER_NODE_FLAGS.split(" ").filter((flag) => flag !== "");
 
 function chartWorkerNodeFlags(): string[] {
-  const values = parseYaml(readFileSync(fileURLToPath(new URL("../../helm/compactd/values.yaml", import.meta.url)), "utf8")) as {
-    worker: { nodeFlags?: string[] };
-  };
-  return values.worker.nodeFlags ?? [];
+  return (readValues() as { worker: { nodeFlags?: string[] } }).worker.nodeFlags ?? [];
 }
 
 /** The tenant the bench submits as. */

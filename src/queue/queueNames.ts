@@ -12,8 +12,9 @@
  * shards, each under its own hash tag (see {@link shardPrefix}), so a Redis
  * Cluster can put them on different masters. A job's own records (result,
  * cancellation flag, tombstone, queued payload) live beside it under its
- * shard's prefix, so in its slot, found from the shard number its id carries; everything else (batches, the
- * callback queue, the cancel channel, leases) stays under the prefix itself.
+ * shard's prefix, so in its slot, found from the shard number its id
+ * carries; everything else (batches, the callback queue, the cancel channel,
+ * leases) stays under the prefix itself.
  */
 import { shardOfJobId } from "./compactionJob.js";
 

@@ -1,7 +1,7 @@
 /**
  * The queues and stores every service process opens on one Redis connection:
- * the compaction queue's shards, queued payloads, job outcomes, batch records and the job
- * lifecycle that ties them together. The API and the worker open them the
+ * the compaction queue's shards, queued payloads, job outcomes, batch records
+ * and the job lifecycle that ties them together. The API and the worker open them the
  * same way so both agree on retention, retries and key names.
  */
 import type { RedisClient } from "./redisConnection.js";

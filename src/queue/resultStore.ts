@@ -92,8 +92,7 @@ export class ResultStore {
   }
 
   async get(jobId: string): Promise<FinalOutcome | undefined> {
-    const encoded = await this.redis.get(this.keys.result(jobId));
-    return encoded === null ? undefined : ((await decodePayload(encoded)) as FinalOutcome);
+    return outcomeOf(await this.redis.get(this.keys.result(jobId)));
   }
 
   /** Flags the job cancelled; a worker that picks it up or finishes it afterwards sees the flag. */
@@ -112,10 +111,7 @@ export class ResultStore {
    */
   async beforeRunning(jobId: string): Promise<{ readonly cancelled: boolean; readonly recorded: FinalOutcome | undefined }> {
     const [cancelled, encoded] = await this.redis.mget(this.keys.cancelled(jobId), this.keys.result(jobId));
-    return {
-      cancelled: cancelled !== null,
-      recorded: encoded === null || encoded === undefined ? undefined : ((await decodePayload(encoded)) as FinalOutcome),
-    };
+    return { cancelled: cancelled !== null, recorded: await outcomeOf(encoded) };
   }
 
   async saveTombstone(jobId: string, tombstone: Tombstone): Promise<void> {
@@ -126,4 +122,9 @@ export class ResultStore {
     const json = await this.redis.get(this.keys.tombstone(jobId));
     return json === null ? undefined : (JSON.parse(json) as Tombstone);
   }
+}
+
+/** A stored outcome, decoded; undefined when there is none. */
+async function outcomeOf(encoded: string | null | undefined): Promise<FinalOutcome | undefined> {
+  return encoded === null || encoded === undefined ? undefined : ((await decodePayload(encoded)) as FinalOutcome);
 }

@@ -124,31 +124,35 @@ export function pinRequests(
   const all = [...inherited.requests, ...fresh];
   if (all.length === 0) return { text: "", carried: new Set() };
   const budget = Math.min(Math.floor(summaryBudgetTokens * SUMMARY_BUDGET_SHARE), MAX_BLOCK_TOKENS);
-  const entries = all.map((request) => entryOf(request, prose, budget * CHARS_PER_TOKEN_FLOOR));
-  const costs = entries.map((entry, i) => entryCost(entry, all[i]!, countText));
-  if (costs[0]! > budget) {
+  let first = entryOf(all[0]!, prose, budget * CHARS_PER_TOKEN_FLOOR);
+  let used = entryCost(first, all[0]!, countText);
+  if (used > budget) {
     // Denser than the floor assumed (code, non-Latin script): clip once more, in proportion.
-    entries[0] = entryOf(all[0]!, prose, Math.floor((entries[0]!.length * budget * 0.9) / costs[0]!));
-    costs[0] = entryCost(entries[0], all[0]!, countText);
+    first = entryOf(all[0]!, prose, Math.floor((first.length * budget * 0.9) / used));
+    used = entryCost(first, all[0]!, countText);
   }
 
-  // The first request is the task: kept first, clipped to the budget if it is all there is room for.
-  const kept = new Set<number>([0]);
-  let used = costs[0]!;
+  // The first request is the task: kept first, clipped to the budget if it is
+  // all there is room for. Then the newest, back to the first that does not
+  // fit: only those are written and counted, so a session of thousands of
+  // short requests costs what the block holds, not what the session asked.
+  const kept = new Map<number, string>([[0, first]]);
   for (let i = all.length - 1; i > 0; i--) {
-    if (used + costs[i]! > budget) break;
-    kept.add(i);
-    used += costs[i]!;
+    const entry = entryOf(all[i]!, prose, budget * CHARS_PER_TOKEN_FLOOR);
+    const cost = entryCost(entry, all[i]!, countText);
+    if (used + cost > budget) break;
+    kept.set(i, entry);
+    used += cost;
   }
   const omitted = inherited.omitted + all.length - kept.size;
   const lines = [`${OPEN}${omitted > 0 ? ` omitted="${omitted}"` : ""}>`];
   if (omitted > 0) lines.push(`(${omitted} earlier requests between the first and these are left out)`);
   const carried = new Set<number>();
-  all.forEach((request, i) => {
-    if (!kept.has(i)) return;
-    lines.push(entries[i]!);
-    if (request.messageIndex !== undefined) carried.add(request.messageIndex);
-  });
+  for (const i of [...kept.keys()].sort((a, b) => a - b)) {
+    lines.push(kept.get(i)!);
+    const { messageIndex } = all[i]!;
+    if (messageIndex !== undefined) carried.add(messageIndex);
+  }
   lines.push(CLOSE);
   return { text: lines.join("\n"), carried };
 }

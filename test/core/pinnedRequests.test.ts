@@ -31,6 +31,24 @@ describe("userRequestsOf", () => {
 });
 
 describe("pinRequests", () => {
+  it("writes and counts only the requests the block keeps, however many the session has", () => {
+    const fresh = requests(Array.from({ length: 5_000 }, (_, i) => `request ${i}: run the tests again and fix what fails`));
+    const counted: string[] = [];
+    const block = pinRequests(NO_PINNED_REQUESTS, fresh, "## Goal\nfix the tests", 8_000, (text) => {
+      counted.push(text);
+      return count(text);
+    });
+    const kept = block.text.match(/<request>/g)!.length;
+    // The first, the newest that fit, and the one that did not.
+    expect(counted).toHaveLength(kept + 1);
+    expect(block.text).toContain("request 0:");
+    expect(block.text).toContain("request 4999:");
+    expect(block.text).toContain(`omitted="${5_000 - kept}"`);
+    // Oldest first, as before: the task, then the newest in their order.
+    const order = [...block.text.matchAll(/request (\d+):/g)].map((m) => Number(m[1]));
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+  });
+
   it("carries every request verbatim when they fit, and reads them back from the summary", () => {
     const fresh = requests(["Build the CLI.", "Also add `--dry-run`, never write files in it."]);
     const block = pinRequests(NO_PINNED_REQUESTS, fresh, "## Goal\nA CLI.", 8_000, count);

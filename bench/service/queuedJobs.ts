@@ -21,13 +21,16 @@ import type { Workload } from "./workload.js";
 
 /** The job the API would queue for `workload` (data and payload), calling back to `callbackUrl` if given. */
 export async function submissionFor(workload: Workload, callbackUrl?: string): Promise<CompactionSubmission> {
-  const body = parseBody(compactionRequestSchema, { ...workload.request, ...(callbackUrl !== undefined && { callbackUrl }) });
+  const request = { ...workload.request, ...(callbackUrl !== undefined && { callbackUrl }) };
+  const body = parseBody(compactionRequestSchema, request);
   const decision = await intake(body, {
     tenant: BENCH_TENANT,
     fieldPrefix: "",
     requestDigest: "",
     canonical: new CanonicalMessages(),
     ...(callbackUrl !== undefined && { callbackUrl }),
+    // The body's bytes as an agent would send them: the API stores them as its payload.
+    requestJson: Buffer.from(JSON.stringify(request)),
   });
   if (decision.kind === "refused") throw decision.error;
   if (decision.kind !== "job") throw new Error(`${workload.name}: the API would find nothing to compact`);

@@ -20,7 +20,7 @@ import { minimumContextWindow, normalizeSettings } from "../core/settings.js";
 import { TokenEstimator } from "../core/tokenEstimator.js";
 import { ErrorCodes } from "../client/errorCodes.js";
 import type { CompactionJobData, CompactionSubmission, ConversationPayload } from "../queue/compactionJob.js";
-import { encodePayload } from "../queue/payloadCodec.js";
+import { encodeJsonBytes, encodePayload } from "../queue/payloadCodec.js";
 import { invalidField, type ApiError } from "./apiError.js";
 import type { CanonicalMessages } from "./requestDigest.js";
 import type { BatchItemRequest } from "./requestSchemas.js";
@@ -35,6 +35,12 @@ export interface IntakeContext {
   readonly canonical: CanonicalMessages;
   readonly callbackUrl?: string;
   readonly batchId?: string;
+  /**
+   * The whole request's JSON bytes as received, when the request is this one
+   * compaction: its fields are the payload's (see ConversationPayload), so
+   * they are stored as they came rather than written out again.
+   */
+  readonly requestJson?: Uint8Array;
 }
 
 export type Intake =
@@ -73,11 +79,6 @@ export async function intake(request: BatchItemRequest, context: IntakeContext):
   const estimator = new TokenEstimator({ usageTokens: request.usageTokens });
   if (planCut(conversation, settings, estimator) === null) return { kind: "nothing_to_compact" };
 
-  const payload: ConversationPayload = {
-    messages: request.messages,
-    format: request.format,
-    ...(request.system !== undefined && { system: request.system }),
-  };
   const data: CompactionJobData = {
     tenant: context.tenant,
     contextWindow: request.contextWindow,
@@ -97,7 +98,11 @@ export async function intake(request: BatchItemRequest, context: IntakeContext):
       batchId: context.batchId,
     }),
   };
-  return { kind: "job", data, payload: await encodePayload(payload) };
+  return { kind: "job", data, payload: await (context.requestJson !== undefined ? encodeJsonBytes(context.requestJson) : encodePayload(payloadOf(request))) };
+}
+
+function payloadOf(request: BatchItemRequest): ConversationPayload {
+  return { messages: request.messages, format: request.format, ...(request.system !== undefined && { system: request.system }) };
 }
 
 /** Drops undefined members, which BullMQ's JSON would drop anyway, so the job data type stays honest. */

@@ -32,7 +32,7 @@ export default async function takeIn({ task, started }: ThreadTask): Promise<Thr
   try {
     const body = parseJsonBytes(task.body);
     if (task.kind === "compaction") {
-      const examined = await examineCompaction({ ...task, body });
+      const examined = await examineCompaction({ ...task, body, json: task.body });
       const { decision } = examined;
       return { ok: true, kind: "compaction", examined: { ...examined, decision: decision.kind === "refused" ? { kind: "refused", error: apiErrorData(decision.error) } : decision } };
     }

@@ -17,6 +17,18 @@ export class UnparsedJson {
   constructor(readonly bytes: Buffer) {}
 }
 
+/**
+ * The bytes each body parsed on the event loop was parsed from, by the parsed
+ * value: a single compaction's body is stored as the job's payload as it
+ * came, compressed, instead of being written out again (compactionIntake.ts).
+ */
+const receivedJson = new WeakMap<object, Buffer>();
+
+/** The JSON bytes `body` was parsed from on the event loop, when it is a body this parser produced. */
+export function receivedJsonOf(body: unknown): Buffer | undefined {
+  return body !== null && typeof body === "object" ? receivedJson.get(body) : undefined;
+}
+
 /** Replaces fastify's JSON parser with one that leaves bodies of `threadMinBytes` and more unparsed. */
 export function registerJsonBodies(app: FastifyInstance, threadMinBytes: number): void {
   // Refuse `__proto__` and `constructor.prototype` keys rather than strip them: 400, not silence.
@@ -28,7 +40,10 @@ export function registerJsonBodies(app: FastifyInstance, threadMinBytes: number)
       done(null, new UnparsedJson(bytes));
       return;
     }
-    parseOnLoop(request, bytes as unknown as string, done);
+    parseOnLoop(request, bytes as unknown as string, (err, parsed) => {
+      if (err === null && parsed !== null && typeof parsed === "object") receivedJson.set(parsed, bytes);
+      done(err, parsed);
+    });
   });
 }
 

@@ -22,6 +22,8 @@ export interface CompactionTask extends TaskBase {
   readonly kind: "compaction";
   /** The parsed body; on an intake thread, its JSON text first (see intakeThread.ts). */
   readonly body: unknown;
+  /** The JSON bytes the body was parsed from, when at hand: the job's payload is then those bytes, compressed. */
+  readonly json?: Uint8Array;
 }
 
 export interface BatchTask extends TaskBase {
@@ -69,6 +71,7 @@ export async function examineCompaction(task: CompactionTask): Promise<ExaminedC
     requestDigest,
     canonical,
     ...(body.callbackUrl !== undefined && { callbackUrl: body.callbackUrl }),
+    ...(task.json !== undefined && { requestJson: task.json }),
   });
   return { request: compactionEnvelope(body), requestDigest, decision };
 }

@@ -8,7 +8,12 @@ import type { Replaces } from "../core/replaces.js";
 import type { BudgetOverrides } from "../core/settings.js";
 import type { KnownTokenCounts } from "../core/tokenEstimator.js";
 
-/** The part of the request that is large: stored compressed, apart from the job (see payloadStore.ts). */
+/**
+ * The part of the request that is large: stored compressed, apart from the
+ * job (see payloadStore.ts). The stored JSON is a single compaction's whole
+ * request body as it was received (these are its fields, and the others go
+ * unread), or, for a batch item, these fields written out.
+ */
 export interface ConversationPayload {
   readonly messages: unknown[];
   readonly system?: unknown;

@@ -27,7 +27,16 @@ const QUALITY = 5;
 
 /** Compresses a JSON value to the raw bytes stored in a payload key. */
 export function encodePayload(value: unknown): Promise<Buffer> {
-  return compressJson(JSON.stringify(value));
+  return compressBytes(Buffer.from(JSON.stringify(value), "utf8"));
+}
+
+/**
+ * {@link encodePayload} of JSON that is at hand as its UTF-8 bytes already (a
+ * request body as received): compressed as they are, without writing the
+ * value out again, which costs a third as much as the compression itself.
+ */
+export function encodeJsonBytes(json: Uint8Array): Promise<Buffer> {
+  return compressBytes(json);
 }
 
 /**
@@ -45,11 +54,10 @@ const compressingResults = concurrencyLimit(RESULT_COMPRESSIONS);
 
 /** {@link encodePayload} of a value already written as JSON text, as base64 for a store that holds text. */
 export async function encodeJson(text: string): Promise<string> {
-  return (await compressingResults(() => compressJson(text))).toString("base64");
+  return (await compressingResults(() => compressBytes(Buffer.from(text, "utf8")))).toString("base64");
 }
 
-async function compressJson(text: string): Promise<Buffer> {
-  const json = Buffer.from(text, "utf8");
+async function compressBytes(json: Uint8Array): Promise<Buffer> {
   return compress(json, {
     params: {
       [constants.BROTLI_PARAM_QUALITY]: QUALITY,

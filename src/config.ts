@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { LOG_LEVELS, type LogLevel } from "./telemetry/logger.js";
+import { RESULT_ENCODINGS } from "./queue/resultStore.js";
 import { allowEntryProblem } from "./webhooks/callbackAllow.js";
 
 /**
@@ -337,6 +338,12 @@ const VARIABLES = {
     "Times a job may be taken over after a crash before it fails.",
   ),
   resultTtlSeconds: withDefault("COMPACTD_RESULT_TTL_SECONDS", "86400", integer(1), "How long finished jobs and their results are kept."),
+  resultEncoding: withDefault(
+    "COMPACTD_RESULT_ENCODING",
+    "base64",
+    oneOf(RESULT_ENCODINGS),
+    "How results are stored in Redis: `base64` text, which every version reads, or `raw` bytes, a quarter smaller, which this version and later read; set `raw` once every API and worker runs this version (docs/DEPLOY.md).",
+  ),
   bodyLimitBytes: withDefault(
     "COMPACTD_BODY_LIMIT_BYTES",
     String(20 * MIB),

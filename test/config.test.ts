@@ -44,6 +44,7 @@ describe("loadConfig", () => {
       stalledIntervalMs: 5000,
       maxStalledCount: 3,
       resultTtlSeconds: 86400,
+      resultEncoding: "base64",
       bodyLimitBytes: 20 * 1024 * 1024,
       maxIntakes: 64,
       maxIntakeBytes: 128 * 1024 * 1024,
@@ -100,6 +101,11 @@ describe("loadConfig", () => {
     expect(config.port).toBe(8080);
     expect(config.webhookSecret).toBeUndefined();
     expect(config.apiKeys).toEqual([]);
+  });
+
+  it("takes both result encodings and names the two when given another", () => {
+    expect(loadConfig({ COMPACTD_RESULT_ENCODING: " RAW " }).resultEncoding).toBe("raw");
+    expect(problemsOf({ COMPACTD_RESULT_ENCODING: "gzip" }).message).toContain('COMPACTD_RESULT_ENCODING="gzip": expected one of base64, raw');
   });
 
   it("lists every wrong variable in one error, each with its value and what is expected", () => {

@@ -54,7 +54,12 @@ const compressingResults = concurrencyLimit(RESULT_COMPRESSIONS);
 
 /** {@link encodePayload} of a value already written as JSON text, as base64 for a store that holds text. */
 export async function encodeJson(text: string): Promise<string> {
-  return (await compressingResults(() => compressBytes(Buffer.from(text, "utf8")))).toString("base64");
+  return (await encodeJsonText(text)).toString("base64");
+}
+
+/** {@link encodeJson} as raw bytes, for a store that holds bytes. */
+export function encodeJsonText(text: string): Promise<Buffer> {
+  return compressingResults(() => compressBytes(Buffer.from(text, "utf8")));
 }
 
 async function compressBytes(json: Uint8Array): Promise<Buffer> {

@@ -44,7 +44,7 @@ export function openQueueStores(redis: RedisClient, config: Config, { metrics, n
     retentionSeconds: config.resultTtlSeconds,
   });
   for (const queue of compactionQueues.shards) queue.on("error", onError);
-  const results = new ResultStore(redis, keys, config.resultTtlSeconds);
+  const results = new ResultStore(redis, keys, config.resultTtlSeconds, config.resultEncoding);
   const payloads = new PayloadStore(redis, keys);
   const batches = new BatchStore(redis, keys, config.resultTtlSeconds);
   return {

@@ -12,8 +12,24 @@
 import type { RedisClient } from "./redisConnection.js";
 import type { Reason, Result } from "../core/compactor.js";
 import type { Replaces } from "../core/replaces.js";
-import { decodePayload, encodeJson, inflatePayload } from "./payloadCodec.js";
+import { decodePayload, encodeJson, encodeJsonText, inflatePayload, type Packed } from "./payloadCodec.js";
 import type { ServiceKeys } from "./queueNames.js";
+
+/**
+ * How outcomes are written (COMPACTD_RESULT_ENCODING): as base64 text, which
+ * every version reads, or as their raw compressed bytes behind a marker byte,
+ * a quarter smaller, which versions from this one on read. Results are what
+ * sizes Redis at high rates (a day of them is kept by default), so raw is
+ * worth having; it is not the default yet because a process of an earlier
+ * version could not read a raw result during a rolling upgrade. Both forms
+ * are read here, whichever is configured.
+ */
+export type ResultEncoding = "base64" | "raw";
+
+export const RESULT_ENCODINGS: readonly ResultEncoding[] = ["base64", "raw"];
+
+/** First byte of a raw outcome: never the first byte of base64 text. */
+const RAW_MARK = 0x00;
 
 /** A job's result: the core's Result as the CLI prints it, plus the swap contract. */
 export type StoredResult = Result & { readonly replaces: Replaces };
@@ -64,6 +80,7 @@ export class ResultStore {
     private readonly redis: RedisClient,
     private readonly keys: ServiceKeys,
     private readonly retentionSeconds: number,
+    private readonly encoding: ResultEncoding = "base64",
   ) {}
 
   /**
@@ -73,7 +90,7 @@ export class ResultStore {
    */
   async saveOnce(jobId: string, outcome: FinalOutcome): Promise<FinalOutcome> {
     const key = this.keys.result(jobId);
-    const written = await this.redis.set(key, await encodeJson(outcomeJson(outcome)), "EX", this.retentionSeconds, "NX");
+    const written = await this.redis.set(key, await storedForm(outcomeJson(outcome), this.encoding), "EX", this.retentionSeconds, "NX");
     if (written === "OK") return outcome;
     return (await this.get(jobId)) ?? outcome;
   }
@@ -84,15 +101,15 @@ export class ResultStore {
    * Undefined when the job has no stored result (expired, or not completed).
    */
   async resultJson(jobId: string): Promise<string | undefined> {
-    const encoded = await this.redis.get(this.keys.result(jobId));
-    if (encoded === null) return undefined;
-    const text = (await inflatePayload(encoded)).toString("utf8");
+    const stored = await this.redis.getBuffer(this.keys.result(jobId));
+    if (stored === null) return undefined;
+    const text = (await inflatePayload(packedOf(stored))).toString("utf8");
     const head = COMPLETED_HEAD.exec(text);
     return head === null ? undefined : text.slice(head[0].length, -1);
   }
 
   async get(jobId: string): Promise<FinalOutcome | undefined> {
-    return outcomeOf(await this.redis.get(this.keys.result(jobId)));
+    return outcomeOf(await this.redis.getBuffer(this.keys.result(jobId)));
   }
 
   /** Flags the job cancelled; a worker that picks it up or finishes it afterwards sees the flag. */
@@ -110,8 +127,8 @@ export class ResultStore {
    * recorded. The two keys share the job's slot, so one MGET reads both.
    */
   async beforeRunning(jobId: string): Promise<{ readonly cancelled: boolean; readonly recorded: FinalOutcome | undefined }> {
-    const [cancelled, encoded] = await this.redis.mget(this.keys.cancelled(jobId), this.keys.result(jobId));
-    return { cancelled: cancelled !== null, recorded: await outcomeOf(encoded) };
+    const [cancelled, stored] = await this.redis.mgetBuffer(this.keys.cancelled(jobId), this.keys.result(jobId));
+    return { cancelled: cancelled !== null, recorded: await outcomeOf(stored) };
   }
 
   async saveTombstone(jobId: string, tombstone: Tombstone): Promise<void> {
@@ -125,6 +142,17 @@ export class ResultStore {
 }
 
 /** A stored outcome, decoded; undefined when there is none. */
-async function outcomeOf(encoded: string | null | undefined): Promise<FinalOutcome | undefined> {
-  return encoded === null || encoded === undefined ? undefined : ((await decodePayload(encoded)) as FinalOutcome);
+async function outcomeOf(stored: Buffer | null | undefined): Promise<FinalOutcome | undefined> {
+  return stored === null || stored === undefined ? undefined : ((await decodePayload(packedOf(stored))) as FinalOutcome);
+}
+
+/** An outcome's text in the configured form (see {@link ResultEncoding}). */
+async function storedForm(text: string, encoding: ResultEncoding): Promise<string | Buffer> {
+  if (encoding === "base64") return encodeJson(text);
+  return Buffer.concat([Buffer.of(RAW_MARK), await encodeJsonText(text)]);
+}
+
+/** The compressed outcome in a stored value of either form. */
+function packedOf(stored: Buffer): Packed {
+  return stored[0] === RAW_MARK ? stored.subarray(1) : stored.toString("latin1");
 }

@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook, WebhookVerificationError, type WebhookEvent } from "../../src/client/index.js";
+import { Redis } from "ioredis";
+import { serviceKeys } from "../../src/queue/queueNames.js";
 import { signWebhook, webhookIdFor } from "../../src/webhooks/signing.js";
 import { markedConversation } from "../helpers/markedConversation.js";
 import { TEST_WEBHOOK_SECRET } from "../helpers/serviceConfig.js";
@@ -69,10 +71,11 @@ describe("verifyWebhook", () => {
   });
 });
 
-describe("verifyWebhook on callbacks the running service delivers", () => {
+// Results stored either way (COMPACTD_RESULT_ENCODING) reach the job view and the callback alike.
+describe.each(["base64", "raw"])("verifyWebhook on callbacks the running service delivers, results stored as %s", (encoding) => {
   let service: ServiceUnderTest;
   beforeAll(async () => {
-    service = await startServiceUnderTest("client-webhook");
+    service = await startServiceUnderTest(`client-webhook-${encoding}`, { env: { COMPACTD_RESULT_ENCODING: encoding } });
   });
   afterAll(async () => {
     await service.close();
@@ -92,6 +95,11 @@ describe("verifyWebhook on callbacks the running service delivers", () => {
     const completed = events.find((e) => e.type === "compaction.completed");
     const batchDone = events.find((e) => e.type === "batch.completed");
     expect(completed).toMatchObject({ id: "id" in job ? job.id : "", result: "result" in job ? job.result : {} });
+    // Stored in the form configured: raw bytes behind a zero byte, or base64 text.
+    const redis = new Redis(service.harness.config.redisUrl!);
+    const stored = await redis.getBuffer(serviceKeys(service.harness.config.queuePrefix).result("id" in job ? job.id : ""));
+    redis.disconnect();
+    expect(stored?.[0] === 0).toBe(encoding === "raw");
     expect(batchDone).toMatchObject({ id: batch.id, result: { counts: { nothing_to_compact: 1 } } });
   });
 });

@@ -12,6 +12,7 @@ import type { ServiceKeys } from "../../src/queue/queueNames.js";
 import { ResultStore, type FinalOutcome, type ResultEncoding } from "../../src/queue/resultStore.js";
 import { deleteKeysUnder } from "../helpers/redisTestPrefix.js";
 import { serviceConfig } from "../helpers/serviceConfig.js";
+import { storedResult } from "../helpers/storedResult.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -56,24 +57,9 @@ describe("the two forms a result is stored in (COMPACTD_RESULT_ENCODING)", () =>
   const completed: FinalOutcome = {
     status: "completed",
     finishedAt: 1_700_000_000_000,
-    result: {
+    result: storedResult({
       messages: Array.from({ length: 40 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `message ${i}: ${"the tests pass now; ".repeat(20)}${i * 7919}` })),
-      summary: "## Goal\nMake the tests pass.",
-      reason: "manual",
-      tokensBefore: 90_000,
-      tokensAfter: 9_000,
-      messagesBefore: 300,
-      messagesAfter: 41,
-      degraded: false,
-      degradation: [],
-      degradedReason: null,
-      summarizer: "anthropic",
-      splitTurn: false,
-      checkpoint: null,
-      omitted: 0,
-      firstKeptIndex: 260,
-      replaces: { count: 300, digest: "ab".repeat(32) },
-    },
+    }),
   };
 
   for (const encoding of ["base64", "raw"] as const) {

@@ -15,6 +15,7 @@ import { createLogger } from "../../src/telemetry/logger.js";
 import type { ResolveHost } from "../../src/webhooks/resolveHost.js";
 import { callbackRetryDelay } from "../../src/webhooks/retrySchedule.js";
 import { deleteKeysUnder, TEST_REDIS_URL, testPrefix } from "../helpers/redisTestPrefix.js";
+import { storedResult } from "../helpers/storedResult.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 import { startWebhookReceiver, type WebhookReceiver } from "./webhookReceiver.js";
 
@@ -176,7 +177,7 @@ describe("callback delivery", () => {
     const { queue, results } = await harness("cb-completed");
     const hook = await receiver();
     const id = `cmp_${randomBytes(16).toString("hex")}`;
-    const result = storedResult();
+    const result = awkwardResult();
     await results.saveOnce(id, { status: "completed", finishedAt: 1_700_000_000_000, result });
     const webhookId = await enqueueCallback(queue, {
       url: hook.url(),
@@ -395,24 +396,10 @@ describe("callback delivery", () => {
   });
 });
 
-/** A result as a worker stores it, with text a re-serialization could not change but a careless splice would break. */
-function storedResult(): StoredResult {
-  return {
+/** A result with text a re-serialization could not change but a careless splice would break. */
+function awkwardResult(): StoredResult {
+  return storedResult({
     messages: [{ role: "user", content: "the summary \u2028 \"quoted\" ünïcödé 🙂" }, { role: "assistant", content: [{ type: "text", text: "kept" }] }],
-    summary: "the summary",
     reason: "overflow",
-    tokensBefore: 1000,
-    tokensAfter: 100,
-    messagesBefore: 10,
-    messagesAfter: 2,
-    degraded: false,
-    degradation: [],
-    degradedReason: null,
-    summarizer: "anthropic",
-    splitTurn: false,
-    checkpoint: null,
-    omitted: 0,
-    firstKeptIndex: 9,
-    replaces: { count: 10, digest: "0".repeat(64) },
-  };
+  });
 }

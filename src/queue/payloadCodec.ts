@@ -33,7 +33,8 @@ export function encodePayload(value: unknown): Promise<Buffer> {
 /**
  * {@link encodePayload} of JSON that is at hand as its UTF-8 bytes already (a
  * request body as received): compressed as they are, without writing the
- * value out again, which costs a third as much as the compression itself.
+ * value out again (for a 100 KB conversation that writing was 1.2-1.4 ms of
+ * the 3.4-3.8 ms encodePayload took).
  */
 export function encodeJsonBytes(json: Uint8Array): Promise<Buffer> {
   return compressBytes(json);

@@ -248,17 +248,17 @@ function mergeCount(table: RankTable, bytes: Uint8Array, length: number, scratch
 }
 
 /**
- * Writes `piece` into `buffer` as UTF-8 and returns its length in bytes.
- * Most pieces are ASCII, which is copied here without the native call that
- * `encodeInto` costs per piece.
+ * Writes `text[start, end)` into `buffer` as UTF-8 and returns its length in
+ * bytes. Most pieces are ASCII, which is copied here without the native call
+ * (and the slice) that `encodeInto` costs per piece.
  */
-function writeUtf8(piece: string, buffer: Uint8Array, encoder: InstanceType<typeof TextEncoder>): number {
-  for (let i = 0; i < piece.length; i++) {
-    const code = piece.charCodeAt(i);
-    if (code >= 0x80) return encoder.encodeInto(piece, buffer).written;
-    buffer[i] = code;
+function writeUtf8(text: string, start: number, end: number, buffer: Uint8Array, encoder: InstanceType<typeof TextEncoder>): number {
+  for (let i = start; i < end; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0x80) return encoder.encodeInto(text.slice(start, end), buffer).written;
+    buffer[i - start] = code;
   }
-  return piece.length;
+  return end - start;
 }
 
 /**
@@ -280,6 +280,7 @@ export function byteLevelBpeCounter(ranks: BpeRanks, splitPattern: RegExp): Toke
   const scratch = new MergeScratch();
   const encoder = new TextEncoder();
   let buffer = new Uint8Array(1024);
+  const pieces = new PieceWalker(splitPattern);
   return (text, ceiling = Infinity) => {
     table ??= buildRankTable(ranks);
     // Pieces that needed merging, by text, for this call only: a text repeats
@@ -287,15 +288,16 @@ export function byteLevelBpeCounter(ranks: BpeRanks, splitPattern: RegExp): Toke
     // windows), while nothing is kept from one text to the next.
     let merged: Map<string, number> | undefined;
     let count = 0;
-    for (const [piece] of text.matchAll(splitPattern)) {
-      if (count > ceiling) break;
+    for (let at = pieces.next(text, 0); at >= 0 && count <= ceiling; at = pieces.next(text, pieces.end)) {
+      const { start, end } = pieces;
       // UTF-8 is at most three bytes per UTF-16 code unit.
-      if (buffer.length < piece.length * 3) buffer = new Uint8Array(piece.length * 3);
-      const written = writeUtf8(piece, buffer, encoder);
+      if (buffer.length < (end - start) * 3) buffer = new Uint8Array((end - start) * 3);
+      const written = writeUtf8(text, start, end, buffer, encoder);
       if (written === 1 || rankOf(table, buffer, 0, written) >= 0) {
         count++;
         continue;
       }
+      const piece = text.slice(start, end);
       let tokens = merged?.get(piece);
       if (tokens === undefined) {
         tokens = mergeCount(table, buffer, written, scratch);
@@ -305,4 +307,49 @@ export function byteLevelBpeCounter(ranks: BpeRanks, splitPattern: RegExp): Toke
     }
     return count;
   };
+}
+
+/**
+ * The pre-tokens of a text, as the split pattern's matches (what `matchAll`
+ * yields), given as positions rather than strings. `matchAll` makes an array
+ * and a string for every piece, and a token count's pieces are nearly all one
+ * token: that garbage was a large share of what counting allocated, in
+ * processes where collections set the latency tail. The pattern's pieces
+ * follow one another, so a sticky copy of it matched at the end of the last
+ * piece finds the next one with `test`, which allocates nothing; where it
+ * does not match there, the global pattern searches on, as `matchAll` would.
+ */
+class PieceWalker {
+  /** The current piece is `text.slice(start, end)`. */
+  start = 0;
+  end = 0;
+  private readonly sticky: RegExp;
+  private readonly search: RegExp;
+
+  constructor(pattern: RegExp) {
+    const flags = pattern.flags.replace(/[gy]/g, "");
+    this.sticky = new RegExp(pattern.source, `${flags}y`);
+    this.search = new RegExp(pattern.source, `${flags}g`);
+  }
+
+  /** Finds the first piece at or after `from`: its start, or -1 when there is none. */
+  next(text: string, from: number): number {
+    for (let at = from; at < text.length; ) {
+      this.sticky.lastIndex = at;
+      if (this.sticky.test(text)) {
+        this.start = at;
+        this.end = this.sticky.lastIndex;
+      } else {
+        this.search.lastIndex = at;
+        const match = this.search.exec(text);
+        if (match === null) return -1;
+        this.start = match.index;
+        this.end = match.index + match[0].length;
+      }
+      // An empty match counts no token; step past it as matchAll does.
+      if (this.end > this.start) return this.start;
+      at = this.start + 1;
+    }
+    return -1;
+  }
 }

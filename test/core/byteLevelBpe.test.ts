@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { describe, expect, it } from "vitest";
 import { parseConversation } from "../../src/core/formats/parseConversation.js";
+import { byteLevelBpeCounter } from "../../src/core/byteLevelBpe.js";
 import { o200kTokens } from "../../src/core/tokenCounter.js";
 import { conversationText } from "../../bench/pricedText.js";
 import { ADVERSARIAL_KINDS, adversarialText } from "../helpers/adversarialText.js";
@@ -55,5 +56,22 @@ describe("compactd's BPE merge counts as gpt-tokenizer does, and as o200k does w
     for (const run of ["x".repeat(2_000), "ab".repeat(1_500), "中".repeat(1_000), "😀".repeat(700), "=".repeat(3_000), " ".repeat(2_500)]) {
       expect(o200kTokens(run)).toBe(reference(run));
     }
+  });
+});
+
+describe("the pieces a counter walks", () => {
+  it("are the split pattern's matches, also for a pattern that skips text between them, and a ceiling still stops the count", () => {
+    // A vocabulary of the bytes alone: every byte a token, so a piece counts its UTF-8 length.
+    const bytes = Array.from({ length: 256 }, (_, b) => [b]);
+    const gappy = byteLevelBpeCounter(bytes, /[a-z]+|\d{1,3}/gu);
+    const viaMatchAll = (text: string): number => [...text.matchAll(/[a-z]+|\d{1,3}/gu)].reduce((n, [piece]) => n + Buffer.byteLength(piece), 0);
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom("a", "b", "z", "1", "9", " ", ",", "é", "🙂") , maxLength: 60 }), (text) => {
+        expect(gappy(text)).toBe(viaMatchAll(text));
+      }),
+      { numRuns: 1_000 },
+    );
+    expect(gappy("abc, de 12345", 2)).toBeGreaterThan(2);
+    expect(gappy("abc, de 12345", 2)).toBeLessThan(viaMatchAll("abc, de 12345"));
   });
 });

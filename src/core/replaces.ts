@@ -21,13 +21,15 @@ export interface Replaces {
 
 /**
  * The swap contract for a result that replaces all of `messages`. A caller
- * that has their canonical JSON already (the API digests a request's messages
- * for its idempotency key too) hands it over rather than have it written twice.
+ * that has their canonical JSON already, as text or as its UTF-8 bytes (the
+ * API digests a request's messages for its idempotency key too), hands it
+ * over rather than have it written twice.
  */
-export function replacesOf(messages: readonly unknown[], canonicalMessages = canonicalJson(messages)): Replaces {
+export function replacesOf(messages: readonly unknown[], canonicalMessages: string | Uint8Array = canonicalJson(messages)): Replaces {
   return {
     count: messages.length,
-    digest: createHash("sha256").update(canonicalMessages, "utf8").digest("hex"),
+    // A string is hashed as its UTF-8 bytes.
+    digest: createHash("sha256").update(canonicalMessages).digest("hex"),
   };
 }
 

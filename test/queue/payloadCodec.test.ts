@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replacesOf } from "../../src/core/replaces.js";
 import { newJobId } from "../../src/queue/compactionJob.js";
 import type { CompactionQueue } from "../../src/queue/compactionQueue.js";
-import { decodePayload, encodePayload } from "../../src/queue/payloadCodec.js";
+import { decodePayload, encodePayload, encodeJsonBytes, windowBitsFor } from "../../src/queue/payloadCodec.js";
 import { PayloadStore, submitWithPayload } from "../../src/queue/payloadStore.js";
 import { COMPACTION_QUEUE, serviceKeys } from "../../src/queue/queueNames.js";
 import { claudeCodeSessionFiles, loadClaudeCodeSession } from "../helpers/corpus.js";
@@ -36,6 +36,19 @@ describe("payload codec", () => {
       }),
       { numRuns: 50 },
     );
+  });
+
+  it("sizes brotli's window to the text, not to brotli's 4 MB default", async () => {
+    for (const bytes of [0, 1, 1_000, 100_000, 3_000_000, 40_000_000]) {
+      const text = Buffer.from(JSON.stringify({ messages: ["x".repeat(bytes)] }));
+      const packed = await encodeJsonBytes(text);
+      const window = declaredWindowBits(packed);
+      // The window the stream declares holds the whole text, and no window half its size would.
+      expect(2 ** window - 16, `${text.length} bytes`).toBeGreaterThanOrEqual(Math.min(text.length, 2 ** 24 - 16));
+      if (window > 10) expect(2 ** (window - 1) - 16, `${text.length} bytes`).toBeLessThan(text.length);
+      expect(window).toBe(windowBitsFor(text.length));
+      expect(await decodePayload(packed)).toEqual(JSON.parse(text.toString()));
+    }
   });
 
   it("rejects a payload it did not produce", async () => {
@@ -81,3 +94,17 @@ describe("payload codec", () => {
     });
   });
 });
+
+/**
+ * The window size (WBITS) a brotli stream declares in its first bits (RFC
+ * 7932, section 9.1), read least significant bit first.
+ */
+function declaredWindowBits(stream: Uint8Array): number {
+  const bits = stream[0]! | (stream[1]! << 8);
+  if ((bits & 1) === 0) return 16;
+  const n = (bits >> 1) & 7;
+  if (n !== 0) return 17 + n;
+  const m = (bits >> 4) & 7;
+  if (m === 1) throw new Error("a large-window stream");
+  return m === 0 ? 17 : 8 + m;
+}

@@ -109,13 +109,6 @@ export function createCallbackWorker({
       metrics.callbacksTotal.inc({ outcome: "abandoned" });
       throw new UnrecoverableError("COMPACTD_WEBHOOK_SECRET is not set on this worker: callbacks cannot be signed");
     }
-    const body = await bodyOf(job.data, results);
-    if (body === undefined) {
-      metrics.callbacksTotal.inc({ outcome: "abandoned" });
-      const detail = "the result it reports is no longer stored (kept for COMPACTD_RESULT_TTL_SECONDS)";
-      log.error({ webhookId: job.data.webhookId, event: job.data.type, outcome: "abandoned", detail, attempt: job.attemptsMade + 1 }, "callback abandoned: its receiver will never hear of this result");
-      throw new UnrecoverableError(detail);
-    }
     const receiver = receiverOf(job.data.url);
     const slot = slots.tryAcquire(receiver);
     if (slot === undefined) {
@@ -123,9 +116,18 @@ export function createCallbackWorker({
       await job.moveToDelayed(Date.now() + slots.deferralMs(receiver), token);
       throw new DelayedError();
     }
+    // Read once the delivery has its slot: a callback sent back to the queue
+    // to wait (hundreds at a time, behind one busy receiver) reads nothing.
     let result: DeliveryResult;
     const started = performance.now();
     try {
+      const body = await bodyOf(job.data, results);
+      if (body === undefined) {
+        metrics.callbacksTotal.inc({ outcome: "abandoned" });
+        const detail = "the result it reports is no longer stored (kept for COMPACTD_RESULT_TTL_SECONDS)";
+        log.error({ webhookId: job.data.webhookId, event: job.data.type, outcome: "abandoned", detail, attempt: job.attemptsMade + 1 }, "callback abandoned: its receiver will never hear of this result");
+        throw new UnrecoverableError(detail);
+      }
       result = await attempt(job, config.webhookSecret, body);
     } finally {
       slot.release(performance.now() - started > config.callbackTimeoutMs / 2);

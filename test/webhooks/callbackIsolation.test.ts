@@ -15,6 +15,7 @@ import { ResultStore } from "../../src/queue/resultStore.js";
 import { createCallbackQueue, enqueueCallback } from "../../src/webhooks/callbackQueue.js";
 import { createCallbackWorker } from "../../src/webhooks/callbackWorker.js";
 import { deleteKeysUnder, TEST_REDIS_URL, testPrefix } from "../helpers/redisTestPrefix.js";
+import { storedResult } from "../helpers/storedResult.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 import { startWebhookReceiver } from "./webhookReceiver.js";
 
@@ -72,6 +73,46 @@ describe("callbacks to a receiver that never answers", () => {
     expect(took).toBeLessThan(HEALTHY_WITHIN_MS);
     // The hanging receiver holds no more than its share at once: one share per timeout that has passed.
     expect(hanging.received.length).toBeLessThanOrEqual(config.callbackHostConcurrency * (1 + Math.ceil(took / config.callbackTimeoutMs)));
+  });
+});
+
+describe("callbacks waiting for a busy receiver's slot", () => {
+  it("read their results only when they are delivered, not each time they go back to wait", async () => {
+    const hanging = await startWebhookReceiver(() => "hang");
+    cleanups.push(() => hanging.stop());
+    const config: Config = {
+      ...loadConfig({}),
+      queuePrefix: testPrefix("isolation-reads"),
+      webhookSecret: `whsec_${randomBytes(32).toString("base64")}`,
+      callbackAllow: ["127.0.0.1"],
+    };
+    const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    const queue = createCallbackQueue(connection, config);
+    let reads = 0;
+    const results = new (class extends ResultStore {
+      override resultJson(jobId: string): Promise<string | undefined> {
+        reads++;
+        return super.resultJson(jobId);
+      }
+    })(connection, serviceKeys(config.queuePrefix), 3600);
+    const callbacks = config.callbackHostConcurrency + 20;
+    for (let i = 0; i < callbacks; i++) {
+      const id = `cmp_reads_${i}`;
+      await results.saveOnce(id, { status: "completed", finishedAt: Date.now(), result: storedResult() });
+      await enqueueCallback(queue, { url: hanging.url(), event: { type: "compaction.completed", id, conversationId: null, metadata: null } });
+    }
+    const worker = createCallbackWorker({ config, connection, metrics: createMetrics(), results, log: createLogger("worker", "silent"), onError: () => undefined });
+    cleanups.push(async () => {
+      await worker.worker.close(true);
+      await queue.close();
+      connection.disconnect();
+      await deleteKeysUnder(config.queuePrefix);
+    });
+    await waitUntil(() => hanging.received.length >= config.callbackHostConcurrency, "the hanging receiver holds its share of slots");
+    // The other 20 go back to the queue to wait, time after time (a quarter of a second apart at first).
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(hanging.received.length).toBe(config.callbackHostConcurrency);
+    expect(reads).toBe(hanging.received.length);
   });
 });
 

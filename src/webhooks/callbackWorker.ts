@@ -110,24 +110,29 @@ export function createCallbackWorker({
       throw new UnrecoverableError("COMPACTD_WEBHOOK_SECRET is not set on this worker: callbacks cannot be signed");
     }
     const receiver = receiverOf(job.data.url);
-    const slot = slots.tryAcquire(receiver);
-    if (slot === undefined) {
-      // The receiver holds its whole share: back to the queue, without spending an attempt.
+    // The receiver holds its whole share: back to the queue without spending
+    // an attempt, and without reading the result (hundreds of callbacks may
+    // cycle so behind one busy receiver).
+    const wait = async (): Promise<never> => {
       await job.moveToDelayed(Date.now() + slots.deferralMs(receiver), token);
       throw new DelayedError();
+    };
+    if (slots.isFull(receiver)) return wait();
+    // Read before taking the slot: the slot bounds what a receiver is sent at
+    // once, and reading the store is none of its business (on a busy worker
+    // the read takes loop turns that would otherwise count against its share).
+    const body = await bodyOf(job.data, results);
+    if (body === undefined) {
+      metrics.callbacksTotal.inc({ outcome: "abandoned" });
+      const detail = "the result it reports is no longer stored (kept for COMPACTD_RESULT_TTL_SECONDS)";
+      log.error({ webhookId: job.data.webhookId, event: job.data.type, outcome: "abandoned", detail, attempt: job.attemptsMade + 1 }, "callback abandoned: its receiver will never hear of this result");
+      throw new UnrecoverableError(detail);
     }
-    // Read once the delivery has its slot: a callback sent back to the queue
-    // to wait (hundreds at a time, behind one busy receiver) reads nothing.
+    const slot = slots.tryAcquire(receiver);
+    if (slot === undefined) return wait();
     let result: DeliveryResult;
     const started = performance.now();
     try {
-      const body = await bodyOf(job.data, results);
-      if (body === undefined) {
-        metrics.callbacksTotal.inc({ outcome: "abandoned" });
-        const detail = "the result it reports is no longer stored (kept for COMPACTD_RESULT_TTL_SECONDS)";
-        log.error({ webhookId: job.data.webhookId, event: job.data.type, outcome: "abandoned", detail, attempt: job.attemptsMade + 1 }, "callback abandoned: its receiver will never hear of this result");
-        throw new UnrecoverableError(detail);
-      }
       result = await attempt(job, config.webhookSecret, body);
     } finally {
       slot.release(performance.now() - started > config.callbackTimeoutMs / 2);

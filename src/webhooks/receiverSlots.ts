@@ -31,6 +31,8 @@ export interface ReceiverSlot {
 }
 
 export interface ReceiverSlots {
+  /** Whether `receiver` holds its whole share now: a callback to it would find no slot. */
+  isFull(receiver: string): boolean;
   /** A slot for `receiver`, or undefined when it holds its whole share. */
   tryAcquire(receiver: string): ReceiverSlot | undefined;
   /** How long to defer a callback to `receiver` that found no free slot, in ms. */
@@ -57,6 +59,9 @@ export function createReceiverSlots(perReceiver: number, timeoutMs: number): Rec
     return false;
   };
   return {
+    isFull(receiver) {
+      return (inFlight.get(receiver)?.size ?? 0) >= perReceiver;
+    },
     tryAcquire(receiver) {
       const held = inFlight.get(receiver) ?? new Set<number>();
       if (held.size >= perReceiver) return undefined;

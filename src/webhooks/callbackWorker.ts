@@ -114,7 +114,9 @@ export function createCallbackWorker({
     // an attempt, and without reading the result (hundreds of callbacks may
     // cycle so behind one busy receiver).
     const wait = async (): Promise<never> => {
-      await job.moveToDelayed(Date.now() + slots.deferralMs(receiver), token);
+      // Each fetch from the queue starts an attempt and a deferral spends none, so the difference counts the deferrals.
+      const timesDeferred = job.attemptsStarted - job.attemptsMade - 1;
+      await job.moveToDelayed(Date.now() + slots.deferralMs(receiver, timesDeferred), token);
       throw new DelayedError();
     };
     if (slots.isFull(receiver)) return wait();

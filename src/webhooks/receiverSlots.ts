@@ -22,7 +22,8 @@
  * A receiver whose deliveries are slow (one is taking over a second, or the
  * last took over half the timeout) has its surplus deferred for longer, so
  * hundreds of callbacks to a hanging host cycle through the queue once every
- * few seconds, not constantly.
+ * few seconds, not constantly; and a callback deferred again backs off, so
+ * those behind a receiver that is merely busy do not cycle constantly either.
  */
 
 export interface ReceiverSlot {
@@ -35,8 +36,11 @@ export interface ReceiverSlots {
   isFull(receiver: string): boolean;
   /** A slot for `receiver`, or undefined when it holds its whole share. */
   tryAcquire(receiver: string): ReceiverSlot | undefined;
-  /** How long to defer a callback to `receiver` that found no free slot, in ms. */
-  deferralMs(receiver: string): number;
+  /**
+   * How long to defer a callback to `receiver` that found no free slot, in
+   * ms, when it has been deferred `timesDeferred` times before.
+   */
+  deferralMs(receiver: string, timesDeferred: number): number;
 }
 
 /** Deferral for a receiver that answers quickly: its slot is likely free again soon. */
@@ -44,6 +48,21 @@ const FAST_DEFERRAL_MS = 250;
 
 /** The longest deferral, so a receiver that recovers is served again within it. */
 const MAX_DEFERRAL_MS = 5_000;
+
+/**
+ * A callback deferred again waits twice as long as the last time, twice at
+ * most (a second, for a receiver that is not slow). Deferred at a fixed
+ * quarter of a second, every callback queued behind a receiver that answers,
+ * but not as fast as they come, came back four times a second, each time a
+ * fetch from the queue and a move back to it: with two workers overfed on
+ * two cores (`npm run bench:service`'s two-worker scenario), hundreds waited
+ * and those round trips took more CPU than the compactions (up to 125 ms a
+ * job against 23), so fewer results were delivered the more arrived. Backing
+ * off further (five doublings) cut that churn more but left the receiver's
+ * slots idle while its callbacks waited out their deferrals: one worker
+ * delivered 14-23% fewer a second.
+ */
+const MAX_DOUBLINGS = 2;
 
 /** A delivery running this long marks its receiver slow: an answer is not coming soon. */
 const SLOW_DELIVERY_MS = 1_000;
@@ -81,10 +100,11 @@ export function createReceiverSlots(perReceiver: number, timeoutMs: number): Rec
         },
       };
     },
-    deferralMs(receiver) {
+    deferralMs(receiver, timesDeferred) {
       const base = isSlow(receiver) ? Math.min(timeoutMs, MAX_DEFERRAL_MS) : FAST_DEFERRAL_MS;
+      const backedOff = Math.min(MAX_DEFERRAL_MS, base * 2 ** Math.min(Math.max(timesDeferred, 0), MAX_DOUBLINGS));
       // Jittered, so deferred callbacks do not all come back together.
-      return Math.round(base * (0.5 + Math.random()));
+      return Math.round(backedOff * (0.5 + Math.random()));
     },
   };
 }

@@ -4,6 +4,8 @@
  * receiver's, with the production delivery timeout and slot count.
  */
 import { randomBytes } from "node:crypto";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Config, loadConfig } from "../../src/config.js";
@@ -119,6 +121,62 @@ describe("callbacks waiting for a busy receiver's slot", () => {
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(hanging.received.length).toBe(config.callbackHostConcurrency);
     expect(reads).toBe(readsOnceFull);
+  });
+});
+
+describe("callbacks waiting behind a receiver that is busy but answering", () => {
+  it("come back less often the longer they wait, not four times a second", async () => {
+    // One slot for the receiver, and each answer takes most of a second (not
+    // long enough to count the receiver as slow): eight callbacks queue
+    // behind one another, the last for six seconds or more.
+    let received = 0;
+    let lastReceivedAt = 0;
+    const server = createServer((request, response) => {
+      request.resume();
+      request.on("end", () => setTimeout(() => {
+        received++;
+        lastReceivedAt = performance.now();
+        response.writeHead(204).end();
+      }, 900));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    const config: Config = {
+      ...loadConfig({}),
+      queuePrefix: testPrefix("isolation-backoff"),
+      webhookSecret: `whsec_${randomBytes(32).toString("base64")}`,
+      callbackAllow: ["127.0.0.1"],
+      callbackHostConcurrency: 1,
+    };
+    const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+    const queue = createCallbackQueue(connection, config);
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++) ids.push(await enqueueCallback(queue, { url, event: batchEvent(`bat_busy_${i}`) }));
+    const enqueuedAt = performance.now();
+    const worker = createCallbackWorker({
+      config,
+      connection,
+      metrics: createMetrics(),
+      results: new ResultStore(connection, serviceKeys(config.queuePrefix), 3600),
+      log: createLogger("worker", "silent"),
+      onError: () => undefined,
+    });
+    cleanups.push(async () => {
+      await worker.worker.close(true);
+      await queue.close();
+      connection.disconnect();
+      await deleteKeysUnder(config.queuePrefix);
+    });
+    await waitUntil(() => received === 8, "every callback is delivered", 60_000);
+    // Each time a waiting callback comes back it is fetched from the queue
+    // again (an attempt started). Deferred a fixed quarter of a second
+    // (jittered between 0.125 and 0.375 s) one comes back about four times a
+    // second of waiting, never under 2.7; backing off to a second (0.5 s at
+    // the least), at most twice, after a few quicker returns.
+    const waitedSeconds = (lastReceivedAt - enqueuedAt) / 1000;
+    const fetches = await Promise.all(ids.map(async (id) => (await queue.getJob(id))!.attemptsStarted));
+    expect(Math.max(...fetches)).toBeLessThanOrEqual(2 * waitedSeconds + 3);
   });
 });
 

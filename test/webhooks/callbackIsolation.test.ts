@@ -37,33 +37,13 @@ describe("callbacks to a receiver that never answers", () => {
       await hanging.stop();
       await healthy.stop();
     });
-    const config: Config = {
-      ...loadConfig({}),
-      queuePrefix: testPrefix("isolation"),
-      webhookSecret: `whsec_${randomBytes(32).toString("base64")}`,
-      callbackAllow: ["127.0.0.1"],
-    };
+    const { config, queue, startWorker } = callbackDeployment("isolation");
     expect(config.callbackTimeoutMs).toBe(10_000);
     expect(config.callbackConcurrency).toBe(50);
-    const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = createCallbackQueue(connection, config);
     for (let i = 0; i < 300; i++) {
       await enqueueCallback(queue, { url: hanging.url(), event: batchEvent(`bat_hang_${i}`) });
     }
-    const worker = createCallbackWorker({
-      config,
-      connection,
-      metrics: createMetrics(),
-      results: new ResultStore(connection, serviceKeys(config.queuePrefix), 3600),
-      log: createLogger("worker", "silent"),
-      onError: () => undefined,
-    });
-    cleanups.push(async () => {
-      await worker.worker.close(true);
-      await queue.close();
-      connection.disconnect();
-      await deleteKeysUnder(config.queuePrefix);
-    });
+    startWorker();
     await waitUntil(() => hanging.received.length >= config.callbackHostConcurrency, "the hanging receiver holds its share of slots");
 
     const started = Date.now();
@@ -82,14 +62,7 @@ describe("callbacks waiting for a busy receiver's slot", () => {
   it("stop reading their results once the receiver holds its share, however often they go back to wait", async () => {
     const hanging = await startWebhookReceiver(() => "hang");
     cleanups.push(() => hanging.stop());
-    const config: Config = {
-      ...loadConfig({}),
-      queuePrefix: testPrefix("isolation-reads"),
-      webhookSecret: `whsec_${randomBytes(32).toString("base64")}`,
-      callbackAllow: ["127.0.0.1"],
-    };
-    const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = createCallbackQueue(connection, config);
+    const { config, connection, queue, startWorker } = callbackDeployment("isolation-reads");
     let reads = 0;
     const results = new (class extends ResultStore {
       override resultJson(jobId: string): Promise<string | undefined> {
@@ -103,13 +76,7 @@ describe("callbacks waiting for a busy receiver's slot", () => {
       await results.saveOnce(id, { status: "completed", finishedAt: Date.now(), result: storedResult() });
       await enqueueCallback(queue, { url: hanging.url(), event: { type: "compaction.completed", id, conversationId: null, metadata: null } });
     }
-    const worker = createCallbackWorker({ config, connection, metrics: createMetrics(), results, log: createLogger("worker", "silent"), onError: () => undefined });
-    cleanups.push(async () => {
-      await worker.worker.close(true);
-      await queue.close();
-      connection.disconnect();
-      await deleteKeysUnder(config.queuePrefix);
-    });
+    startWorker(results);
     await waitUntil(() => hanging.received.length >= config.callbackHostConcurrency, "the hanging receiver holds its share of slots");
     // The other 20 go back to the queue to wait, time after time (a quarter of
     // a second apart at first). Those taken before the receiver's share was
@@ -142,32 +109,11 @@ describe("callbacks waiting behind a receiver that is busy but answering", () =>
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-    const config: Config = {
-      ...loadConfig({}),
-      queuePrefix: testPrefix("isolation-backoff"),
-      webhookSecret: `whsec_${randomBytes(32).toString("base64")}`,
-      callbackAllow: ["127.0.0.1"],
-      callbackHostConcurrency: 1,
-    };
-    const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = createCallbackQueue(connection, config);
+    const { queue, startWorker } = callbackDeployment("isolation-backoff", { callbackHostConcurrency: 1 });
     const ids: string[] = [];
     for (let i = 0; i < 8; i++) ids.push(await enqueueCallback(queue, { url, event: batchEvent(`bat_busy_${i}`) }));
     const enqueuedAt = performance.now();
-    const worker = createCallbackWorker({
-      config,
-      connection,
-      metrics: createMetrics(),
-      results: new ResultStore(connection, serviceKeys(config.queuePrefix), 3600),
-      log: createLogger("worker", "silent"),
-      onError: () => undefined,
-    });
-    cleanups.push(async () => {
-      await worker.worker.close(true);
-      await queue.close();
-      connection.disconnect();
-      await deleteKeysUnder(config.queuePrefix);
-    });
+    startWorker();
     await waitUntil(() => received === 8, "every callback is delivered", 60_000);
     // Each time a waiting callback comes back it is fetched from the queue
     // again (an attempt started). Deferred a fixed quarter of a second
@@ -179,6 +125,33 @@ describe("callbacks waiting behind a receiver that is busy but answering", () =>
     expect(Math.max(...fetches)).toBeLessThanOrEqual(2 * waitedSeconds + 3);
   });
 });
+
+/**
+ * A callback queue on the test Redis with the production settings but for
+ * `overrides`, and a worker to start on it (stopped, and the keys deleted,
+ * after the test).
+ */
+function callbackDeployment(name: string, overrides: Partial<Config> = {}) {
+  const config: Config = {
+    ...loadConfig({}),
+    queuePrefix: testPrefix(name),
+    webhookSecret: `whsec_${randomBytes(32).toString("base64")}`,
+    callbackAllow: ["127.0.0.1"],
+    ...overrides,
+  };
+  const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
+  const queue = createCallbackQueue(connection, config);
+  const startWorker = (results = new ResultStore(connection, serviceKeys(config.queuePrefix), 3600)): void => {
+    const worker = createCallbackWorker({ config, connection, metrics: createMetrics(), results, log: createLogger("worker", "silent"), onError: () => undefined });
+    cleanups.push(async () => {
+      await worker.worker.close(true);
+      await queue.close();
+      connection.disconnect();
+      await deleteKeysUnder(config.queuePrefix);
+    });
+  };
+  return { config, connection, queue, startWorker };
+}
 
 /** A small self-contained event: what it says does not matter here, only where it goes. */
 function batchEvent(id: string): WebhookEvent {

@@ -110,16 +110,17 @@ export function createCallbackWorker({
       throw new UnrecoverableError("COMPACTD_WEBHOOK_SECRET is not set on this worker: callbacks cannot be signed");
     }
     const receiver = receiverOf(job.data.url);
-    // The receiver holds its whole share: back to the queue without spending
-    // an attempt, and without reading the result (hundreds of callbacks may
-    // cycle so behind one busy receiver).
+    // The receiver holds its whole share and has no room for another to wait
+    // here: back to the queue without spending an attempt, and without
+    // reading the result (hundreds of callbacks may cycle so behind one busy
+    // receiver).
     const wait = async (): Promise<never> => {
       // Each fetch from the queue starts an attempt and a deferral spends none, so the difference counts the deferrals.
       const timesDeferred = job.attemptsStarted - job.attemptsMade - 1;
       await job.moveToDelayed(Date.now() + slots.deferralMs(receiver, timesDeferred), token);
       throw new DelayedError();
     };
-    if (slots.isFull(receiver)) return wait();
+    if (!slots.mayQueue(receiver)) return wait();
     // Read before taking the slot: the slot bounds what a receiver is sent at
     // once, and reading the store is none of its business (on a busy worker
     // the read takes loop turns that would otherwise count against its share).
@@ -130,7 +131,7 @@ export function createCallbackWorker({
       log.error({ webhookId: job.data.webhookId, event: job.data.type, outcome: "abandoned", detail, attempt: job.attemptsMade + 1 }, "callback abandoned: its receiver will never hear of this result");
       throw new UnrecoverableError(detail);
     }
-    const slot = slots.tryAcquire(receiver);
+    const slot = await slots.acquire(receiver);
     if (slot === undefined) return wait();
     let result: DeliveryResult;
     const started = performance.now();

@@ -33,9 +33,19 @@ export interface ReceiverSlot {
 
 export interface ReceiverSlots {
   /** Whether `receiver` holds its whole share now: a callback to it would find no slot. */
-  isFull(receiver: string): boolean;
-  /** A slot for `receiver`, or undefined when it holds its whole share. */
-  tryAcquire(receiver: string): ReceiverSlot | undefined;
+  /**
+   * Whether a callback to `receiver` may have a slot now or wait here for
+   * one: false when the receiver holds its whole share and either its
+   * waiting line is full or it is slow. Such a callback goes back to the
+   * queue at once, without reading its result.
+   */
+  mayQueue(receiver: string): boolean;
+  /**
+   * A slot for `receiver`: at once when one is free, else the next one
+   * released, if that comes within {@link SLOT_WAIT_MS} and
+   * {@link mayQueue} allows the wait; undefined otherwise.
+   */
+  acquire(receiver: string): Promise<ReceiverSlot | undefined>;
   /**
    * How long to defer a callback to `receiver` that found no free slot, in
    * ms, when it has been deferred `timesDeferred` times before.
@@ -67,6 +77,27 @@ const MAX_DOUBLINGS = 2;
 /** A delivery running this long marks its receiver slow: an answer is not coming soon. */
 const SLOW_DELIVERY_MS = 1_000;
 
+/**
+ * How long a callback waits here for its busy receiver's next free slot
+ * before going back to the queue. A slot freed while every callback to its
+ * receiver was out waiting a deferral stayed idle until one came back;
+ * a few waiting here take it the moment it is released. A receiver that
+ * answers at all frees one well within this.
+ */
+const SLOT_WAIT_MS = 1_000;
+
+/**
+ * At most one callback waits here for every this many slots of a
+ * receiver's share (at least one). Waiting, a callback holds one of the
+ * worker's delivery slots, so the line stays short: a receiver holding its
+ * 25 of 50 slots and 5 waiting leave 20 for everyone else.
+ */
+const SLOTS_PER_WAITER = 5;
+
+interface Waiter {
+  readonly take: (slot: ReceiverSlot | undefined) => void;
+}
+
 export function createReceiverSlots(perReceiver: number, timeoutMs: number): ReceiverSlots {
   /** Start times (ms) of each receiver's deliveries in flight. */
   const inFlight = new Map<string, Set<number>>();
@@ -77,28 +108,59 @@ export function createReceiverSlots(perReceiver: number, timeoutMs: number): Rec
     for (const started of inFlight.get(receiver) ?? []) if (now - started > SLOW_DELIVERY_MS) return true;
     return false;
   };
+  const maxWaiters = Math.max(1, Math.floor(perReceiver / SLOTS_PER_WAITER));
+  /** Each receiver's callbacks waiting here for a slot, first come first served. */
+  const waiting = new Map<string, Waiter[]>();
+  const isFull = (receiver: string): boolean => (inFlight.get(receiver)?.size ?? 0) >= perReceiver;
+
+  /** Takes a slot of `receiver`, which must have one free. */
+  const take = (receiver: string): ReceiverSlot => {
+    const held = inFlight.get(receiver) ?? new Set<number>();
+    // A unique entry even for two deliveries started in the same instant.
+    let started = performance.now();
+    while (held.has(started)) started += 1e-6;
+    inFlight.set(receiver, held.add(started));
+    let released = false;
+    return {
+      release(wasSlow) {
+        if (released) return;
+        released = true;
+        held.delete(started);
+        if (held.size === 0) inFlight.delete(receiver);
+        if (wasSlow) slow.add(receiver);
+        else slow.delete(receiver);
+        // The freed slot goes straight to the callback waiting longest.
+        const next = waiting.get(receiver)?.shift();
+        if (next !== undefined) next.take(take(receiver));
+      },
+    };
+  };
+
   return {
-    isFull(receiver) {
-      return (inFlight.get(receiver)?.size ?? 0) >= perReceiver;
+    mayQueue(receiver) {
+      if (!isFull(receiver)) return true;
+      return !isSlow(receiver) && (waiting.get(receiver)?.length ?? 0) < maxWaiters;
     },
-    tryAcquire(receiver) {
-      const held = inFlight.get(receiver) ?? new Set<number>();
-      if (held.size >= perReceiver) return undefined;
-      // A unique entry even for two deliveries started in the same instant.
-      let started = performance.now();
-      while (held.has(started)) started += 1e-6;
-      inFlight.set(receiver, held.add(started));
-      let released = false;
-      return {
-        release(wasSlow) {
-          if (released) return;
-          released = true;
-          held.delete(started);
-          if (held.size === 0) inFlight.delete(receiver);
-          if (wasSlow) slow.add(receiver);
-          else slow.delete(receiver);
-        },
-      };
+    acquire(receiver) {
+      if (!isFull(receiver)) return Promise.resolve(take(receiver));
+      if (!this.mayQueue(receiver)) return Promise.resolve(undefined);
+      const line = waiting.get(receiver) ?? [];
+      waiting.set(receiver, line);
+      return new Promise((resolve) => {
+        const waiter: Waiter = {
+          take: (slot) => {
+            clearTimeout(timer);
+            if (line.length === 0 && waiting.get(receiver) === line) waiting.delete(receiver);
+            resolve(slot);
+          },
+        };
+        const timer = setTimeout(() => {
+          const at = line.indexOf(waiter);
+          if (at >= 0) line.splice(at, 1);
+          waiter.take(undefined);
+        }, SLOT_WAIT_MS);
+        line.push(waiter);
+      });
     },
     deferralMs(receiver, timesDeferred) {
       const base = isSlow(receiver) ? Math.min(timeoutMs, MAX_DEFERRAL_MS) : FAST_DEFERRAL_MS;

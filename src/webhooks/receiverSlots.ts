@@ -136,14 +136,14 @@ export function createReceiverSlots(perReceiver: number, timeoutMs: number): Rec
     };
   };
 
+  const mayQueue = (receiver: string): boolean =>
+    !isFull(receiver) || (!isSlow(receiver) && (waiting.get(receiver)?.length ?? 0) < maxWaiters);
+
   return {
-    mayQueue(receiver) {
-      if (!isFull(receiver)) return true;
-      return !isSlow(receiver) && (waiting.get(receiver)?.length ?? 0) < maxWaiters;
-    },
+    mayQueue,
     acquire(receiver) {
       if (!isFull(receiver)) return Promise.resolve(take(receiver));
-      if (!this.mayQueue(receiver)) return Promise.resolve(undefined);
+      if (!mayQueue(receiver)) return Promise.resolve(undefined);
       const line = waiting.get(receiver) ?? [];
       waiting.set(receiver, line);
       return new Promise((resolve) => {

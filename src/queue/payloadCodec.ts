@@ -84,8 +84,8 @@ export async function encodeJsonBytes(json: Uint8Array): Promise<Buffer> {
  * bytes out. And zlib reports that memory to V8 as external, so an API
  * compressing 32 requests at once pushed V8 past its external-memory limit
  * every twenty requests or so, each time a full mark-compact of 10-25 ms on
- * the event loop (`--trace-gc`: 98 in 2,000 requests; with the fitted
- * window, 26).
+ * the event loop (`--trace-gc` over 1,800 requests with 32 in flight:
+ * 98-104; with the fitted window, 21-27).
  */
 export function windowBitsFor(length: number): number {
   const fitting = Math.ceil(Math.log2(length + 16));

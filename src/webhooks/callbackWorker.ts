@@ -110,17 +110,17 @@ export function createCallbackWorker({
       throw new UnrecoverableError("COMPACTD_WEBHOOK_SECRET is not set on this worker: callbacks cannot be signed");
     }
     const receiver = receiverOf(job.data.url);
-    // The receiver holds its whole share and has no room for another to wait
-    // here: back to the queue without spending an attempt, and without
-    // reading the result (hundreds of callbacks may cycle so behind one busy
-    // receiver).
-    const wait = async (): Promise<never> => {
+    // Back to the queue without spending an attempt: when the receiver holds
+    // its whole share and has no room for another to wait here (checked
+    // before the result is read, since hundreds of callbacks may cycle so
+    // behind one busy receiver), or when no slot freed within the wait.
+    const deferToQueue = async (): Promise<never> => {
       // Each fetch from the queue starts an attempt and a deferral spends none, so the difference counts the deferrals.
       const timesDeferred = job.attemptsStarted - job.attemptsMade - 1;
       await job.moveToDelayed(Date.now() + slots.deferralMs(receiver, timesDeferred), token);
       throw new DelayedError();
     };
-    if (!slots.mayQueue(receiver)) return wait();
+    if (!slots.mayQueue(receiver)) return deferToQueue();
     // Read before taking the slot: the slot bounds what a receiver is sent at
     // once, and reading the store is none of its business (on a busy worker
     // the read takes loop turns that would otherwise count against its share).
@@ -132,7 +132,7 @@ export function createCallbackWorker({
       throw new UnrecoverableError(detail);
     }
     const slot = await slots.acquire(receiver);
-    if (slot === undefined) return wait();
+    if (slot === undefined) return deferToQueue();
     let result: DeliveryResult;
     const started = performance.now();
     try {

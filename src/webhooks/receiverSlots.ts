@@ -32,7 +32,6 @@ export interface ReceiverSlot {
 }
 
 export interface ReceiverSlots {
-  /** Whether `receiver` holds its whole share now: a callback to it would find no slot. */
   /**
    * Whether a callback to `receiver` may have a slot now or wait here for
    * one: false when the receiver holds its whole share and either its

@@ -23,7 +23,7 @@ import type { Workload } from "./workload.js";
 export async function submissionFor(workload: Workload, callbackUrl?: string): Promise<CompactionSubmission> {
   const request = { ...workload.request, ...(callbackUrl !== undefined && { callbackUrl }) };
   const body = parseBody(compactionRequestSchema, request);
-  const decision = await intake(body, {
+  const decision = intake(body, {
     tenant: BENCH_TENANT,
     fieldPrefix: "",
     requestDigest: "",

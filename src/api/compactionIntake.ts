@@ -58,7 +58,7 @@ export type Intake =
  * if so, builds the job. The body's nesting depth has been checked already
  * (parseBody), so the parser does not walk it again.
  */
-export async function intake(request: BatchItemRequest, context: IntakeContext): Promise<Intake> {
+export function intake(request: BatchItemRequest, context: IntakeContext): Intake {
   let conversation: Conversation;
   try {
     conversation = parseConversation({ messages: request.messages, system: request.system }, request.format, { nestingChecked: true });
@@ -98,7 +98,7 @@ export async function intake(request: BatchItemRequest, context: IntakeContext):
       batchId: context.batchId,
     }),
   };
-  return { kind: "job", data, payload: await (context.requestJson !== undefined ? encodeJsonBytes(context.requestJson) : encodePayload(payloadOf(request))) };
+  return { kind: "job", data, payload: context.requestJson !== undefined ? encodeJsonBytes(context.requestJson) : encodePayload(payloadOf(request)) };
 }
 
 function payloadOf(request: BatchItemRequest): ConversationPayload {

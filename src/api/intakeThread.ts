@@ -26,17 +26,17 @@ export type ThreadAnswer =
   | { readonly ok: true; readonly kind: "batch"; readonly examined: Wire<ExaminedBatch> }
   | { readonly ok: false; readonly error: ApiErrorData };
 
-export default async function takeIn({ task, started }: ThreadTask): Promise<ThreadAnswer> {
+export default function takeIn({ task, started }: ThreadTask): ThreadAnswer {
   started.postMessage(null);
   started.close();
   try {
     const body = parseJsonBytes(task.body);
     if (task.kind === "compaction") {
-      const examined = await examineCompaction({ ...task, body, json: task.body });
+      const examined = examineCompaction({ ...task, body, json: task.body });
       const { decision } = examined;
       return { ok: true, kind: "compaction", examined: { ...examined, decision: decision.kind === "refused" ? { kind: "refused", error: apiErrorData(decision.error) } : decision } };
     }
-    const examined = await examineBatch({ ...task, body });
+    const examined = examineBatch({ ...task, body });
     const { decisions } = examined;
     return { ok: true, kind: "batch", examined: { ...examined, decisions: "refused" in decisions ? { refused: apiErrorData(decisions.refused) } : decisions } };
   } catch (err) {

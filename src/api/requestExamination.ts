@@ -61,11 +61,11 @@ export interface ExaminedBatch {
   readonly decisions: readonly Exclude<Intake, { kind: "refused" }>[] | { readonly refused: ApiError };
 }
 
-export async function examineCompaction(task: CompactionTask): Promise<ExaminedCompaction> {
+export function examineCompaction(task: CompactionTask): ExaminedCompaction {
   const body = parseBody(compactionRequestSchema, task.body);
   const canonical = new CanonicalMessages();
   const requestDigest = task.idempotent ? canonical.requestDigest(body, [body.messages]) : "";
-  const decision = await intake(body, {
+  const decision = intake(body, {
     tenant: task.tenant,
     fieldPrefix: "",
     requestDigest,
@@ -76,7 +76,7 @@ export async function examineCompaction(task: CompactionTask): Promise<ExaminedC
   return { request: compactionEnvelope(body), requestDigest, decision };
 }
 
-export async function examineBatch(task: BatchTask): Promise<ExaminedBatch> {
+export function examineBatch(task: BatchTask): ExaminedBatch {
   const body = parseBody(batchRequestSchema(task.maxItems), task.body);
   const canonical = new CanonicalMessages();
   const requestDigest = task.idempotent ? canonical.requestDigest(body, body.items.map((item) => item.messages)) : "";
@@ -85,7 +85,7 @@ export async function examineBatch(task: BatchTask): Promise<ExaminedBatch> {
   const decisions: Exclude<Intake, { kind: "refused" }>[] = [];
   for (const [index, item] of body.items.entries()) {
     const callbackUrl = item.callbackUrl ?? body.callbackUrl;
-    const decided = await intake(item, {
+    const decided = intake(item, {
       tenant: task.tenant,
       fieldPrefix: `items[${index}].`,
       requestDigest,

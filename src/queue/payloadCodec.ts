@@ -5,57 +5,58 @@
  * A queued job carries the whole conversation (100 KB is ordinary, megabytes
  * happen) and Redis holds it in memory until a worker is free, so backlog
  * capacity is set by payload size. Brotli at a middling quality shrinks agent
- * transcripts (prose, code, JSON tool output) to about a quarter in a couple of
- * milliseconds per 100 KB. A queued conversation is stored as those raw bytes,
+ * transcripts (prose, code, JSON tool output) to about a quarter in about a
+ * millisecond per 100 KB. A queued conversation is stored as those raw bytes,
  * in a key of its own beside its job (payloadStore.ts): in BullMQ's job data,
  * which is JSON text, it would need base64, a third more. What must live in
  * text (results, the inline payloads of jobs queued by earlier versions) is
  * the same bytes as base64, and {@link inflatePayload} reads either form.
+ *
+ * Everything here is synchronous, on the caller's thread, for two reasons.
+ * - zlib's asynchronous API runs on libuv's thread pool, which a process
+ *   shares with `dns.lookup` (callback hosts, summarizer connections) and the
+ *   file system. A resolver that does not answer holds a thread for seconds;
+ *   four such lookups fill the default pool, and every job then waited
+ *   behind them to compress or decompress: one bad callback host stalled
+ *   every agent (test/worker/threadPoolHeld.test.ts).
+ * - It costs less: a 100 KB conversation took 1.29 ms of CPU through the
+ *   pool and 1.08 ms synchronously, the difference being the round trips
+ *   between the pool and the event loop. And brotli's state (1–2 MB at
+ *   quality 5) is freed when the call returns rather than when the handle is
+ *   closed after its last callback, so a process never holds many at once.
+ * The cost is the event loop's: about a millisecond per 100 KB, in the same
+ * stretch as parsing the same JSON (the API's intake, lockForCpuWork.ts in
+ * the worker), which takes longer.
  *
  * Brotli's window is sized to each text (see {@link windowBitsFor}), and a
  * decompression's output buffer to the text it will most likely give back
  * (see {@link outputChunkFor}): both defaults suit streams of unknown length,
  * and a queued conversation or a result is a buffer of known length.
  */
-import { promisify } from "node:util";
-import { brotliCompress, brotliDecompress, constants } from "node:zlib";
-import { concurrencyLimit } from "./concurrencyLimit.js";
-
-const compress = promisify(brotliCompress);
-const decompress = promisify(brotliDecompress);
+import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
 
 /**
  * Quality 5 is where brotli stops paying off here: 9 saves another 2% at six
- * times the CPU, which the API would spend on every request.
+ * times the CPU, which the API would spend on every request. It is also the
+ * cheapest quality that keeps every corpus conversation's job within 30% of
+ * its JSON in Redis (docs/BENCHMARKS.md, the Service reading): 4 saves a
+ * third of the time and puts the largest at 31-32%.
  */
 const QUALITY = 5;
 
 /** Compresses a JSON value to the raw bytes stored in a payload key. */
-export function encodePayload(value: unknown): Promise<Buffer> {
+export function encodePayload(value: unknown): Buffer {
   return encodeJsonBytes(Buffer.from(JSON.stringify(value), "utf8"));
 }
 
-/**
- * Results are compressed at most this many at a time in a process. A
- * compression holds brotli's encoder state (1–2 MB at quality 5) from its
- * start to its end, and it is a few passes on libuv's pool, each waiting for
- * the event loop in between: on a worker with hundreds of jobs in flight and a
- * busy loop, heap snapshots found 21 and 69 open at once (41 and 98 MB). The
- * pool runs four at a time anyway; eight keep it fed while some wait for the
- * loop. Queued conversations (the API's, {@link encodePayload}) are not
- * limited: a large one would hold up the small ones behind it.
- */
-const RESULT_COMPRESSIONS = 8;
-const compressingResults = concurrencyLimit(RESULT_COMPRESSIONS);
-
 /** {@link encodePayload} of a value already written as JSON text, as base64 for a store that holds text. */
-export async function encodeJson(text: string): Promise<string> {
-  return (await encodeJsonText(text)).toString("base64");
+export function encodeJson(text: string): string {
+  return encodeJsonText(text).toString("base64");
 }
 
 /** {@link encodeJson} as raw bytes, for a store that holds bytes. */
-export function encodeJsonText(text: string): Promise<Buffer> {
-  return compressingResults(() => encodeJsonBytes(Buffer.from(text, "utf8")));
+export function encodeJsonText(text: string): Buffer {
+  return encodeJsonBytes(Buffer.from(text, "utf8"));
 }
 
 /**
@@ -64,8 +65,8 @@ export function encodeJsonText(text: string): Promise<Buffer> {
  * value out again (for a 100 KB conversation that writing was 1.2-1.4 ms of
  * the 3.4-3.8 ms encodePayload took).
  */
-export async function encodeJsonBytes(json: Uint8Array): Promise<Buffer> {
-  return compress(json, {
+export function encodeJsonBytes(json: Uint8Array): Buffer {
+  return brotliCompressSync(json, {
     params: {
       [constants.BROTLI_PARAM_QUALITY]: QUALITY,
       [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
@@ -96,27 +97,27 @@ export function windowBitsFor(length: number): number {
 export type Packed = Uint8Array | string;
 
 /** The inverse of {@link encodePayload} and {@link encodeJson}; throws on anything they did not produce. */
-export async function decodePayload(packed: Packed): Promise<unknown> {
-  return JSON.parse((await inflatePayload(packed)).toString("utf8"));
+export function decodePayload(packed: Packed): unknown {
+  return JSON.parse(inflatePayload(packed).toString("utf8"));
 }
 
 /**
  * The first half of {@link decodePayload}: the JSON text, not yet parsed.
- * Decompression runs on libuv's thread pool; parsing blocks the event loop,
- * so a caller that must prepare for that (see lockForCpuWork.ts) learns the
- * size here first.
+ * Parsing takes several times as long as decompressing, so a caller that must
+ * prepare for it (see lockForCpuWork.ts) learns the size here first.
  */
-export async function inflatePayload(packed: Packed): Promise<Buffer> {
+export function inflatePayload(packed: Packed): Buffer {
   const bytes = typeof packed === "string" ? Buffer.from(packed, "base64") : packed;
-  return decompress(bytes, { chunkSize: outputChunkFor(bytes.length) });
+  return brotliDecompressSync(bytes, { chunkSize: outputChunkFor(bytes.length) });
 }
 
 /**
  * Brotli shrinks the service's JSON four- to sevenfold; eight times the
  * compressed size holds nearly every text in one output buffer. With the
  * default of 16 KiB a 100 KB conversation came back in seven buffers, each a
- * round trip between libuv's pool and the event loop and a copy at the end:
- * 0.3-0.5 ms of CPU against 0.2-0.3 ms in one. The cap bounds the buffer a
+ * round trip between libuv's pool and the event loop (when decompression was
+ * asynchronous) and a copy at the end: 0.3-0.5 ms of CPU against 0.2-0.3 ms
+ * in one. The cap bounds the buffer a
  * multi-megabyte conversation is read in.
  */
 function outputChunkFor(compressedLength: number): number {

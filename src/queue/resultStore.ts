@@ -90,7 +90,7 @@ export class ResultStore {
    */
   async saveOnce(jobId: string, outcome: FinalOutcome): Promise<FinalOutcome> {
     const key = this.keys.result(jobId);
-    const written = await this.redis.set(key, await storedForm(outcomeJson(outcome), this.encoding), "EX", this.retentionSeconds, "NX");
+    const written = await this.redis.set(key, storedForm(outcomeJson(outcome), this.encoding), "EX", this.retentionSeconds, "NX");
     if (written === "OK") return outcome;
     return (await this.get(jobId)) ?? outcome;
   }
@@ -103,7 +103,7 @@ export class ResultStore {
   async resultJson(jobId: string): Promise<string | undefined> {
     const stored = await this.redis.getBuffer(this.keys.result(jobId));
     if (stored === null) return undefined;
-    const text = (await inflatePayload(packedOf(stored))).toString("utf8");
+    const text = inflatePayload(packedOf(stored)).toString("utf8");
     const head = COMPLETED_HEAD.exec(text);
     return head === null ? undefined : text.slice(head[0].length, -1);
   }
@@ -128,7 +128,7 @@ export class ResultStore {
    */
   async beforeRunning(jobId: string): Promise<{ readonly cancelled: boolean; readonly recorded: FinalOutcome | undefined }> {
     const [cancelled, stored] = await this.redis.mgetBuffer(this.keys.cancelled(jobId), this.keys.result(jobId));
-    return { cancelled: cancelled !== null, recorded: await outcomeOf(stored) };
+    return { cancelled: cancelled !== null, recorded: outcomeOf(stored) };
   }
 
   async saveTombstone(jobId: string, tombstone: Tombstone): Promise<void> {
@@ -142,14 +142,14 @@ export class ResultStore {
 }
 
 /** A stored outcome, decoded; undefined when there is none. */
-async function outcomeOf(stored: Buffer | null | undefined): Promise<FinalOutcome | undefined> {
-  return stored === null || stored === undefined ? undefined : ((await decodePayload(packedOf(stored))) as FinalOutcome);
+function outcomeOf(stored: Buffer | null | undefined): FinalOutcome | undefined {
+  return stored === null || stored === undefined ? undefined : (decodePayload(packedOf(stored)) as FinalOutcome);
 }
 
 /** An outcome's text in the configured form (see {@link ResultEncoding}). */
-async function storedForm(text: string, encoding: ResultEncoding): Promise<string | Buffer> {
+function storedForm(text: string, encoding: ResultEncoding): string | Buffer {
   if (encoding === "base64") return encodeJson(text);
-  return Buffer.concat([Buffer.of(RAW_MARK), await encodeJsonText(text)]);
+  return Buffer.concat([Buffer.of(RAW_MARK), encodeJsonText(text)]);
 }
 
 /** The compressed outcome in a stored value of either form. */

@@ -183,7 +183,7 @@ export function createCallbackWorker({
  */
 async function bodyOf(data: CallbackJobData, results: ResultStore): Promise<string | undefined> {
   if ("body" in data) return data.body;
-  if ("payload" in data) return (await inflatePayload(data.payload)).toString("utf8");
+  if ("payload" in data) return inflatePayload(data.payload).toString("utf8");
   const result = await results.resultJson(data.resultOf);
   return result === undefined ? undefined : `${data.bodyBeforeResult}${result}}`;
 }

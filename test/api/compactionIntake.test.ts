@@ -23,14 +23,14 @@ describe("intake", () => {
     const request = { messages, contextWindow: 100_000, settings: { keepRecentTokens: 8_000 }, reason: "threshold", format: "auto" } as unknown as BatchItemRequest;
     const prepare = vi.mocked(preparation.prepare);
     prepare.mockClear();
-    const decided = await intake(request, { ...context, canonical: new CanonicalMessages() });
+    const decided = intake(request, { ...context, canonical: new CanonicalMessages() });
     expect(prepare).not.toHaveBeenCalled();
     if (decided.kind !== "job") throw new Error("expected a job");
     const counts = decided.data.tokenCounts!;
     // The tail walk counted the newest messages exactly.
     expect(counts.messages.map(([index]) => index)).toContain(messages.length - 1);
 
-    const payload = (await decodePayload(decided.payload)) as { messages: unknown[] };
+    const payload = decodePayload(decided.payload) as { messages: unknown[] };
     const compactor = createCompactor({ settings: { contextWindow: 100_000, keepRecentTokens: 8_000 }, summarizer: scriptedSummarizer() })!;
     const conv = parseConversation({ messages: payload.messages });
     const withCounts = await compactor.compact(conv, { reason: "threshold", knownCounts: counts });
@@ -44,13 +44,13 @@ describe("intake", () => {
     const request = { messages: conversation(reactTurn({ rounds: 1, toolResultChars: 100 })), contextWindow: 100_000, reason: "manual", format: "auto" } as unknown as BatchItemRequest;
     const prepare = vi.mocked(preparation.prepare);
     prepare.mockClear();
-    expect(await intake(request, { ...context, canonical: new CanonicalMessages() })).toEqual({ kind: "nothing_to_compact" });
+    expect(intake(request, { ...context, canonical: new CanonicalMessages() })).toEqual({ kind: "nothing_to_compact" });
     expect(prepare).not.toHaveBeenCalled();
   });
 
   it("returns a refusal naming the field rather than throwing it, so a replay can be answered first", async () => {
     const request = { messages: [{ role: "user", content: 7 }], contextWindow: 100_000, reason: "manual", format: "auto" } as unknown as BatchItemRequest;
-    const decided = await intake(request, { ...context, fieldPrefix: "items[2].", canonical: new CanonicalMessages() });
+    const decided = intake(request, { ...context, fieldPrefix: "items[2].", canonical: new CanonicalMessages() });
     if (decided.kind !== "refused") throw new Error("expected a refusal");
     expect(decided.error.statusCode).toBe(400);
     expect(decided.error.field).toMatch(/^items\[2\]\.messages\[0\]\.content/);
@@ -62,9 +62,9 @@ describe("intake", () => {
     const canonical = new CanonicalMessages();
     for (const [format, withSystem] of [["auto", true], [undefined, false]] as const) {
       const request = { messages, contextWindow: 100_000, settings: { keepRecentTokens: 8_000 }, reason: "manual", format, ...(withSystem && { system }) } as unknown as BatchItemRequest;
-      const decided = await intake(request, { ...context, canonical });
+      const decided = intake(request, { ...context, canonical });
       if (decided.kind !== "job") throw new Error("expected a job");
-      expect(await decodePayload(decided.payload)).toEqual({ messages, ...(format !== undefined && { format }), ...(withSystem && { system }) });
+      expect(decodePayload(decided.payload)).toEqual({ messages, ...(format !== undefined && { format }), ...(withSystem && { system }) });
     }
   });
 });

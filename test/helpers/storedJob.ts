@@ -26,7 +26,7 @@ export async function storedPayload(config: StoreConfig, id: string, data: Compa
   try {
     const packed = await new PayloadStore(redis, serviceKeys(config.queuePrefix)).read(id, data);
     if (packed === undefined) throw new Error(`job ${id} has no payload`);
-    return await decodePayload(packed);
+    return decodePayload(packed);
   } finally {
     redis.disconnect();
   }

@@ -32,7 +32,7 @@ describe("payload codec", () => {
   it("gives back exactly the JSON value it was given", async () => {
     await fc.assert(
       fc.asyncProperty(fc.jsonValue(), async (value) => {
-        expect(await decodePayload(await encodePayload(value))).toEqual(JSON.parse(JSON.stringify(value)));
+        expect(decodePayload(encodePayload(value))).toEqual(JSON.parse(JSON.stringify(value)));
       }),
       { numRuns: 50 },
     );
@@ -41,18 +41,18 @@ describe("payload codec", () => {
   it("sizes brotli's window to the text, not to brotli's 4 MB default", async () => {
     for (const bytes of [0, 1, 1_000, 100_000, 3_000_000, 40_000_000]) {
       const text = Buffer.from(JSON.stringify({ messages: ["x".repeat(bytes)] }));
-      const packed = await encodeJsonBytes(text);
+      const packed = encodeJsonBytes(text);
       const window = declaredWindowBits(packed);
       // The window the stream declares holds the whole text, and no window half its size would.
       expect(2 ** window - 16, `${text.length} bytes`).toBeGreaterThanOrEqual(Math.min(text.length, 2 ** 24 - 16));
       if (window > 10) expect(2 ** (window - 1) - 16, `${text.length} bytes`).toBeLessThan(text.length);
       expect(window).toBe(windowBitsFor(text.length));
-      expect(await decodePayload(packed)).toEqual(JSON.parse(text.toString()));
+      expect(decodePayload(packed)).toEqual(JSON.parse(text.toString()));
     }
   });
 
   it("rejects a payload it did not produce", async () => {
-    await expect(decodePayload("bm90IGJyb3RsaQ==")).rejects.toThrow();
+    expect(() => decodePayload("bm90IGJyb3RsaQ==")).toThrow();
   });
 
   describe("in Redis", () => {
@@ -84,7 +84,7 @@ describe("payload codec", () => {
         submissionId,
         requestDigest: "d",
       };
-      await submitWithPayload(queue, payloads, id, { data, payload: await encodePayload(conversation) }, false);
+      await submitWithPayload(queue, payloads, id, { data, payload: encodePayload(conversation) }, false);
       const usage = async (key: string) => Number(await redis.memory("USAGE", key, "SAMPLES", "0"));
       const hash = await usage(`${prefix}:${COMPACTION_QUEUE}:${id}`);
       const payload = await usage(serviceKeys(prefix).payload(id, submissionId));

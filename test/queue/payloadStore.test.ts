@@ -31,7 +31,7 @@ afterEach(() => testQueue.close());
 async function submission(messages: unknown[], overrides: Partial<CompactionJobData> = {}): Promise<CompactionSubmission> {
   return {
     data: testJobData({ requestDigest: "digest-a", ...overrides }),
-    payload: await encodePayload({ messages }),
+    payload: encodePayload({ messages }),
   };
 }
 
@@ -52,7 +52,7 @@ describe("a submitted job's payload", () => {
     expect(key.startsWith(`${testQueue.prefix}:`)).toBe(true);
     const stored = await redis.getBuffer(key);
     expect(stored).toEqual(Buffer.from(submitted.payload));
-    expect(await decodePayload(stored!)).toEqual({ messages: [{ role: "user", content: "hello" }] });
+    expect(decodePayload(stored!)).toEqual({ messages: [{ role: "user", content: "hello" }] });
     const ttl = await redis.ttl(key);
     expect(ttl).toBeGreaterThan(7 * 24 * 3600);
     expect(await payloads.read(id, job!.data)).toEqual(stored);
@@ -69,7 +69,7 @@ describe("a submitted job's payload", () => {
     expect((await submitWithPayload(queue, payloads, id, reused, true)).kind).toBe("keyReused");
 
     const job = await queue.getJob(id);
-    expect(await decodePayload((await payloads.read(id, job!.data))!)).toEqual({ messages: [{ role: "user", content: "the real one" }] });
+    expect(decodePayload((await payloads.read(id, job!.data))!)).toEqual({ messages: [{ role: "user", content: "the real one" }] });
     expect(await payloadKeys()).toEqual([keys.payload(id, first.data.submissionId)]);
   });
 

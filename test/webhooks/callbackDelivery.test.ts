@@ -222,7 +222,7 @@ describe("callback delivery", () => {
     const hook = await receiver();
     const event = anEvent();
     const webhookId = "msg_legacy";
-    await queue.add("deliver", { url: hook.url(), webhookId, type: event.type, payload: await encodeJson(JSON.stringify(event)) }, { jobId: webhookId });
+    await queue.add("deliver", { url: hook.url(), webhookId, type: event.type, payload: encodeJson(JSON.stringify(event)) }, { jobId: webhookId });
 
     expect(await finalState(queue, webhookId)).toBe("completed");
     expect(hook.received[0]!.body).toBe(JSON.stringify(event));

@@ -174,7 +174,7 @@ describe("a compaction job", () => {
 
   it("still completes a job queued by an earlier version, its payload inline in the job data as base64", async () => {
     const messages = markedConversation(marker());
-    const inline = (await encodePayload({ messages, format: "auto" })).toString("base64");
+    const inline = encodePayload({ messages, format: "auto" }).toString("base64");
     const id = await queueDirectly(
       testJobData({ payload: inline, replaces: replacesOf(messages), contextWindow: 20_000, settings: { reserveTokens: 4_000 }, reason: "manual" }),
     );

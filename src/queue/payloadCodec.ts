@@ -13,17 +13,18 @@
  * the same bytes as base64, and {@link inflatePayload} reads either form.
  *
  * Everything here is synchronous, on the caller's thread, for two reasons.
- * - zlib's asynchronous API runs on libuv's thread pool, which a process
- *   shares with `dns.lookup` (callback hosts, summarizer connections) and the
- *   file system. A resolver that does not answer holds a thread for seconds;
- *   four such lookups fill the default pool, and every job then waited
- *   behind them to compress or decompress: one bad callback host stalled
- *   every agent (test/worker/threadPoolHeld.test.ts).
- * - It costs less: a 100 KB conversation took 1.29 ms of CPU through the
- *   pool and 1.08 ms synchronously, the difference being the round trips
- *   between the pool and the event loop. And brotli's state (1–2 MB at
- *   quality 5) is freed when the call returns rather than when the handle is
- *   closed after its last callback, so a process never holds many at once.
+ * - It costs less: a 100 KB conversation took 1.29 ms of CPU through zlib's
+ *   asynchronous API and 1.08 ms synchronously, the difference being the
+ *   round trips between libuv's thread pool and the event loop; under load
+ *   the API and the worker each spent about a millisecond less per job
+ *   (docs/BENCHMARKS.md, Service). And brotli's state (1–2 MB at quality 5)
+ *   is freed when the call returns rather than when the handle is closed
+ *   after its last callback, so a process never holds many at once.
+ * - A job does not depend on libuv's pool, which a process shares with the
+ *   file system and `dns.lookup`. libuv lets lookups take at most half of
+ *   it, so a resolver that does not answer only slowed the compressions
+ *   down; a file system call that hangs could stop them all
+ *   (test/worker/threadPoolHeld.test.ts holds the whole pool through a job).
  * The cost is the event loop's: about a millisecond per 100 KB, in the same
  * stretch as parsing the same JSON (the API's intake, lockForCpuWork.ts in
  * the worker), which takes longer.

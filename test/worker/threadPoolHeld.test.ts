@@ -1,13 +1,11 @@
 /**
  * A compaction goes from its POST to its callback without libuv's thread
- * pool. The pool is shared by everything in a process that blocks:
- * `dns.lookup` (every callback host and every new summarizer connection is
- * resolved there), file system calls, and zlib's asynchronous API. Four slow
- * lookups (a resolver that does not answer holds each for seconds) fill the
- * default pool, and every job whose payload or result waited behind them for
- * brotli stalled with them: one bad callback host held up every agent. Here
- * the pool is held for the whole job, the way a hung resolver holds it, by
- * opens of a FIFO that no one writes.
+ * pool. The pool is shared by everything in a process that blocks: file
+ * system calls, `dns.lookup` (callback hosts, new summarizer connections;
+ * libuv lets lookups take at most half of the pool) and zlib's asynchronous
+ * API, through which every job used to compress its payload and its result.
+ * Here every thread of the pool is held for the whole job, by opens of a
+ * FIFO that no one writes, and the job must still go through.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, openSync, closeSync } from "node:fs";

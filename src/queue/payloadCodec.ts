@@ -41,7 +41,7 @@ import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
  * times the CPU, which the API would spend on every request. It is also the
  * cheapest quality that keeps every corpus conversation's job within 30% of
  * its JSON in Redis (docs/BENCHMARKS.md, the Service reading): 4 saves a
- * third of the time and puts the largest at 31-32%.
+ * third of the time and would put the largest at about 31-32%.
  */
 const QUALITY = 5;
 
@@ -104,8 +104,8 @@ export function decodePayload(packed: Packed): unknown {
 
 /**
  * The first half of {@link decodePayload}: the JSON text, not yet parsed.
- * Parsing takes several times as long as decompressing, so a caller that must
- * prepare for it (see lockForCpuWork.ts) learns the size here first.
+ * Parsing and planning take far longer than decompressing, so a caller that
+ * must prepare for them (see lockForCpuWork.ts) learns the size here first.
  */
 export function inflatePayload(packed: Packed): Buffer {
   const bytes = typeof packed === "string" ? Buffer.from(packed, "base64") : packed;

@@ -16,6 +16,7 @@ import type { ResultStore } from "../queue/resultStore.js";
 import { callbackNotifier, createCallbackQueue } from "../webhooks/callbackQueue.js";
 import { parseCallbackAllow, type CallbackAllow } from "../webhooks/callbackAllow.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
+import { whenAcceptingCommands } from "../queue/redisReadiness.js";
 import { listenForSettled } from "../queue/settledChannel.js";
 import { createAuthenticator, type Authenticate } from "./bearerAuth.js";
 import { createIntakeRunner, type IntakeRunner } from "./intakePool.js";
@@ -40,10 +41,11 @@ export interface ApiServices {
   /** The requests holding `?wait`, woken by settlement broadcasts. */
   readonly waiters: JobWaiters;
   /**
-   * Resolves once Redis is connected, waiting out a reconnection (a killed
-   * connection is back within a few hundred ms); a 503 if it does not come
-   * back in time. Routes call it before their first Redis command, because
-   * BullMQ waits for a connection without limit and the request would hang.
+   * Resolves once Redis can take a command (see whenAcceptingCommands),
+   * waiting out a reconnection (a killed connection is back within a few
+   * hundred ms); a 503 if it does not come back in time. Routes call it
+   * before their first Redis command, because BullMQ waits for a connection
+   * without limit and the request would hang.
    */
   whenRedisReady(): Promise<void>;
   close(): Promise<void>;
@@ -96,20 +98,7 @@ export function createApiServices(
     callbackAllow: parseCallbackAllow(config.callbackAllow),
     intake,
     waiters,
-    async whenRedisReady() {
-      if (redis.status === "ready") return;
-      await new Promise<void>((resolve, reject) => {
-        const ready = (): void => {
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(() => {
-          redis.off("ready", ready);
-          reject(redisUnavailable());
-        }, REDIS_WAIT_MS);
-        redis.once("ready", ready);
-      });
-    },
+    whenRedisReady: () => whenAcceptingCommands(redis, REDIS_WAIT_MS, () => redisUnavailable()),
     async close() {
       await intake.close();
       await collector.close();

@@ -1,6 +1,7 @@
 /**
  * Whether the service's Redis can serve its queues right now: the probe
- * behind both processes' /readyz.
+ * behind both processes' /readyz; and when the API's connection can take
+ * the next command ({@link whenAcceptingCommands}).
  *
  * The probe writes a key in each queue shard's own slot (the shard prefix's
  * hash tag), because a PING proves little: it succeeds on a replica
@@ -13,6 +14,7 @@
  * without limit and a kubelet probe must be answered within a second; a
  * failure names its cause (redisFaults.ts).
  */
+import { Cluster } from "ioredis";
 import type { CompactionQueues } from "./compactionQueue.js";
 import type { RedisClient } from "./redisConnection.js";
 import { redisFaultOf, type RedisFaultKind } from "./redisFaults.js";
@@ -60,4 +62,37 @@ function connected(redis: RedisClient, signal: AbortSignal): Promise<void> {
     redis.once("ready", ready);
     signal.addEventListener("abort", () => redis.off("ready", ready));
   });
+}
+
+/**
+ * Resolves once `redis` can take a command; rejects with `unavailable()`
+ * after `timeoutMs`. For a connection without an offline queue (the API's),
+ * on which a command sent at the wrong moment fails at once.
+ *
+ * "ready" is not enough. When the server closes a connection (a restart, a
+ * failover, `CLIENT KILL`), ioredis still says "ready" until it handles the
+ * close, and a command sent in between fails at once: requests that came in
+ * that instant were answered 503 though Redis was back within milliseconds.
+ * So the socket must be writable too, else this waits for the reconnection.
+ * A cluster has a socket per node and reroutes by itself: its status is the
+ * answer.
+ */
+export async function whenAcceptingCommands(redis: RedisClient, timeoutMs: number, unavailable: () => Error): Promise<void> {
+  if (acceptsCommands(redis)) return;
+  await new Promise<void>((resolve, reject) => {
+    const ready = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      redis.off("ready", ready);
+      reject(unavailable());
+    }, timeoutMs);
+    redis.once("ready", ready);
+  });
+}
+
+function acceptsCommands(redis: RedisClient): boolean {
+  if (redis.status !== "ready") return false;
+  return redis instanceof Cluster || redis.stream.writable;
 }

@@ -7,7 +7,9 @@
  *
  * 1. Memory: 50 requests of 20 MiB at once. The API's resident memory is
  *    sampled every 20 ms (peak reported) and `/healthz` is probed every
- *    250 ms (slowest answer reported); the goal is the chart's 1 GiB limit.
+ *    250 ms from a process of its own, as the kubelet probes it (slowest
+ *    answer reported; see healthzProber.ts); the goal is the chart's 1 GiB
+ *    limit.
  * 2. Latency: an open loop of ordinary ~100 KB corpus requests in which every
  *    twentieth request (5% of the traffic) is a 10 MB adversarial body (ten
  *    messages of one 1,000,000-character run without whitespace). The
@@ -26,6 +28,7 @@ import { deleteKeysUnder } from "../../test/helpers/redisTestPrefix.js";
 import { testPrefix } from "../../test/helpers/redisTestPrefix.js";
 import { writeGeneratedSection } from "../docSection.js";
 import { machine, machineLines } from "../report.js";
+import { startHealthzProber } from "./healthzProber.js";
 import { rssBytes } from "./procStats.js";
 import { BENCH_API_KEY, serviceEnv, startServiceProcess, type ServiceProcess } from "./serviceProcesses.js";
 import { corpusWorkloads } from "./workload.js";
@@ -38,6 +41,8 @@ const MEMORY = { requests: 50, bodyBytes: 20 * MIB } as const;
 const LATENCY = { perSecond: 8, seconds: 12, adversarialEvery: 20, adversarialMessages: 10, runLength: 1_000_000 } as const;
 /** A request not answered within this counts as this long (and as unanswered). */
 const REQUEST_TIMEOUT_MS = 30_000;
+/** How often `/healthz` is probed during the large requests. */
+const HEALTHZ_INTERVAL_MS = 250;
 
 const started = performance.now();
 function progress(line: string): void {
@@ -106,21 +111,11 @@ async function measureMemory(): Promise<MemoryFigures> {
     const sampler = setInterval(() => {
       peak = Math.max(peak, rssBytes(api.pid));
     }, 20);
-    let slowestHealthz = 0;
-    let probing = true;
-    const prober = (async () => {
-      while (probing) {
-        const begun = performance.now();
-        await fetch(`http://127.0.0.1:${api.port}/healthz`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) }).catch(() => undefined);
-        slowestHealthz = Math.max(slowestHealthz, performance.now() - begun);
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
-    })();
+    const prober = await startHealthzProber(api.port, HEALTHZ_INTERVAL_MS, REQUEST_TIMEOUT_MS);
     const begun = performance.now();
     const answers = await Promise.all(Array.from({ length: MEMORY.requests }, () => post(api.port, body)));
     const seconds = (performance.now() - begun) / 1000;
-    probing = false;
-    await prober;
+    const slowestHealthz = await prober.stop();
     clearInterval(sampler);
     return { baselineMiB: baseline / MIB, peakMiB: peak / MIB, slowestHealthzMs: slowestHealthz, answers: counts(answers), seconds };
   });
@@ -175,7 +170,7 @@ test("heavy input benchmark", async () => {
     `| ${MEMORY.requests} concurrent requests of ${MEMORY.bodyBytes / MIB} MiB (ordinary text) | value | goal |`,
     "|---|---|---|",
     `| API resident memory before / peak, MiB | ${f(memory.baselineMiB)} / **${f(memory.peakMiB)}** | peak under 1024 (the chart's limit) ${memory.peakMiB < 1024 ? "✓" : "✗"} |`,
-    `| slowest \`/healthz\` answer meanwhile, ms (probed every 250 ms) | ${f(memory.slowestHealthzMs)} | under 3 s (the chart's liveness timeout) ${memory.slowestHealthzMs < 3000 ? "✓" : "✗"} |`,
+    `| slowest \`/healthz\` answer meanwhile, ms (probed every 250 ms from a process of its own) | ${f(memory.slowestHealthzMs)} | under 3 s (the chart's liveness timeout) ${memory.slowestHealthzMs < 3000 ? "✓" : "✗"} |`,
     `| answers | ${memory.answers} |  |`,
     `| wall time, s | ${memory.seconds.toFixed(1)} |  |`,
     "",

@@ -98,7 +98,7 @@ export function createApiServices(
     callbackAllow: parseCallbackAllow(config.callbackAllow),
     intake,
     waiters,
-    whenRedisReady: () => whenAcceptingCommands(redis, REDIS_WAIT_MS, () => redisUnavailable()),
+    whenRedisReady: () => whenAcceptingCommands(redis, REDIS_WAIT_MS, redisUnavailable),
     async close() {
       await intake.close();
       await collector.close();

@@ -54,9 +54,9 @@ async function probeRedis(redis: RedisClient, key: string, ms = READY_PROBE_MS):
   }
 }
 
-/** Resolves once `redis` is ready, or never if `signal` aborts first. */
+/** Resolves once `redis` can take a command (see acceptsCommands), or never if `signal` aborts first. */
 function connected(redis: RedisClient, signal: AbortSignal): Promise<void> {
-  if (redis.status === "ready") return Promise.resolve();
+  if (acceptsCommands(redis)) return Promise.resolve();
   return new Promise((resolve) => {
     const ready = (): void => resolve();
     redis.once("ready", ready);
@@ -78,20 +78,24 @@ function connected(redis: RedisClient, signal: AbortSignal): Promise<void> {
  * answer.
  */
 export async function whenAcceptingCommands(redis: RedisClient, timeoutMs: number, unavailable: () => Error): Promise<void> {
+  // The usual case, on every request: no timer to set.
   if (acceptsCommands(redis)) return;
-  await new Promise<void>((resolve, reject) => {
-    const ready = (): void => {
-      clearTimeout(timer);
-      resolve();
-    };
-    const timer = setTimeout(() => {
-      redis.off("ready", ready);
-      reject(unavailable());
-    }, timeoutMs);
-    redis.once("ready", ready);
-  });
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  const timedOut = new Promise<false>((resolve) => controller.signal.addEventListener("abort", () => resolve(false)));
+  try {
+    if (!(await Promise.race([connected(redis, controller.signal).then(() => true), timedOut]))) throw unavailable();
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
 }
 
+/**
+ * Whether a command sent now can be written: the status says "ready" and,
+ * on a single connection, its socket is still writable (see
+ * {@link whenAcceptingCommands}). The readiness probe waits for the same.
+ */
 function acceptsCommands(redis: RedisClient): boolean {
   if (redis.status !== "ready") return false;
   return redis instanceof Cluster || redis.stream.writable;

@@ -186,7 +186,7 @@ export function createJobLifecycle({ queues, results, payloads, batches, metrics
       const found = await find(tenant, jobId);
       return found === "another tenant's" ? undefined : found;
     },
-    viewOf: (tenant, job) => viewOfJob(job, results, settleRead, tenant),
+    viewOf: (tenant, job) => viewOfJob(queues.of(job.id!), job, results, settleRead, tenant),
     viewOfCancelled: (tenant, jobId, tombstone) => viewOfTombstone(jobId, tombstone, results, tenant),
     async cancel(jobId) {
       // The flag first: whichever worker takes or finishes the job from now on sees it.

@@ -45,20 +45,28 @@ export async function viewJob(
   const job = await queue.getJob(jobId);
   const tombstone = job === undefined ? await store.getTombstone(jobId) : undefined;
   if (job === undefined && tombstone === undefined) return undefined;
-  const view = job !== undefined ? await viewOfJob(job, store, settleStalled, tenant) : await viewOfTombstone(jobId, tombstone!, store, tenant);
+  const view = job !== undefined ? await viewOfJob(queue, job, store, settleStalled, tenant) : await viewOfTombstone(jobId, tombstone!, store, tenant);
   return view ?? "another tenant's";
 }
 
-/** {@link viewJob} of a job already read; undefined when it is another tenant's. */
+/** {@link viewJob} of a job already read from `queue`; undefined when it is another tenant's. */
 export async function viewOfJob(
-  job: CompactionJob,
+  queue: CompactionQueue,
+  read: CompactionJob,
   store: ResultStore,
   settleStalled: (job: CompactionJob) => Promise<FinalOutcome>,
   tenant: string,
 ): Promise<JobView | undefined> {
-  const jobId = job.id!;
-  if (job.data.tenant !== tenant) return undefined;
-  const [state, stored] = await Promise.all([job.getState(), store.get(jobId)]);
+  const jobId = read.id!;
+  if (read.data.tenant !== tenant) return undefined;
+  const [state, stored] = await Promise.all([read.getState(), store.get(jobId)]);
+  // A job read before a worker took it may have finished since: a fast
+  // failure (a payload that does not decode) settles between the caller's
+  // read of the job and the reads above. Its outcome is then newer than the job read, which would show it
+  // finished with 0 attempts and no start: read the job again, for the
+  // attempt the outcome came from. A worker records an outcome only after
+  // it has taken the job, so a job read after the outcome shows that start.
+  const job = stored !== undefined && read.processedOn === undefined ? ((await queue.getJob(jobId)) ?? read) : read;
   // Failed by BullMQ alone (stalled too often) and not settled yet: report it
   // only with its outcome stored, never as a finished job without one.
   const outcome = state === "failed" && stored === undefined ? await settleStalled(job) : stored;

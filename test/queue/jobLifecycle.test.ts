@@ -4,6 +4,7 @@
  * API process and a worker process, each with its own metrics registry, on
  * one real Redis.
  */
+import { Worker } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
 import { createMetrics, type Metrics } from "../../src/metrics/metrics.js";
 import { newJobId, type CompactionJobData, type CompactionSubmission } from "../../src/queue/compactionJob.js";
@@ -96,6 +97,28 @@ describe("the job lifecycle", () => {
 
     expect(recorded.status === "failed" && recorded.error.code).toBe("stalled");
     expect(await counted(all, "failed")).toBe(1);
+  });
+
+  it("shows a job read before a worker took it, and settled since, with the attempt its outcome came from", async () => {
+    const [api] = processes("lifecycle-stale-read", 1);
+    const { lifecycle, compactionQueues } = api!.stores;
+    const jobId = newJobId();
+    const data = jobData();
+    expect((await lifecycle.submit(jobId, submission(data), false)).kind).toBe("created");
+    const queue = compactionQueues.of(jobId);
+    const readWhileWaiting = (await queue.getJob(jobId))!;
+    expect(readWhileWaiting.attemptsStarted).toBe(0);
+
+    // A worker takes it and fails it at once, as it does a payload that does not decode.
+    const worker = new Worker(queue.name, null, { connection: queue.opts.connection, prefix: queue.opts.prefix, autorun: false });
+    cleanups.push(() => worker.close());
+    expect((await worker.getNextJob("token"))?.id).toBe(jobId);
+    const failed: FinalOutcome = { status: "failed", finishedAt: Date.now(), error: { code: "invalid_payload", message: "undecodable" } };
+    await lifecycle.settle({ id: jobId, data, timestamp: readWhileWaiting.timestamp }, failed);
+
+    const view = await lifecycle.viewOf("acme", readWhileWaiting);
+    expect(view).toMatchObject({ status: "failed", attempts: 1, error: { code: "invalid_payload" } });
+    expect(view?.startedAt).not.toBeNull();
   });
 
   it("cancels a queued job: out of the queue, settled and counted as cancelled once, its callback sent", async () => {

@@ -21,7 +21,7 @@ import { TEST_REDIS_URL } from "../../test/helpers/redisTestPrefix.js";
 import { machine } from "../report.js";
 import { measureConcurrency, ONE_WORKER } from "./concurrency.js";
 import { measureJobSteps } from "./jobSteps.js";
-import { measureOverhead } from "./overhead.js";
+import { measureOverhead, OVERHEAD_PLAN } from "./overhead.js";
 import { measureQueueCeiling } from "./queueCeiling.js";
 import { submissionFor } from "./queuedJobs.js";
 import { measureRedisBytes } from "./redisBytes.js";
@@ -38,7 +38,6 @@ const REDIS_JOBS = 64;
 /** Each conversation's steps are timed this many times (after one pass to warm up). */
 const STEP_REPETITIONS = 8;
 const CEILING = { jobs: 3_000, parallelAdds: 64, workerConcurrency: 50 } as const;
-const OVERHEAD = { warmUp: 48, rounds: 3, peakJobs: 300, inFlight: 32, openLoopSeconds: 10, workerConcurrency: 50 } as const;
 const TWO_WORKERS = { ...ONE_WORKER, workers: 2 } as const;
 
 const started = performance.now();
@@ -71,7 +70,7 @@ test("service benchmark", async () => {
     progress(`queue ceiling: ${CEILING.jobs} no-op jobs`);
     const ceiling = await measureQueueCeiling(await submissionFor(workloads[0]!), CEILING);
 
-    const overhead = await measureOverhead(workloads, OVERHEAD, redis, progress);
+    const overhead = await measureOverhead(workloads, OVERHEAD_PLAN, redis, progress);
     const one = await measureConcurrency(workloads, ONE_WORKER, redis, progress);
     const two = await measureConcurrency(workloads, TWO_WORKERS, redis, progress);
 

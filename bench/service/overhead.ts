@@ -51,6 +51,9 @@ export interface OverheadPlan {
   readonly workerConcurrency: number;
 }
 
+/** The plan `npm run bench:service` and `npm run bench:overhead` run. */
+export const OVERHEAD_PLAN: OverheadPlan = { warmUp: 48, rounds: 3, peakJobs: 300, inFlight: 32, openLoopSeconds: 10, workerConcurrency: 50 };
+
 /** One closed loop. */
 export interface PeakRun {
   readonly rate: number;

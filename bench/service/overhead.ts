@@ -14,13 +14,14 @@
  * - latency at half the service's peak rate: an open loop at that rate, the
  *   service from sending the request to receiving the callback, the core from
  *   starting the job to its result, with the service's time split into stages
- *   by the timestamps BullMQ keeps on each job.
+ *   by the timestamps BullMQ keeps on each job and the time its outcome was built.
  */
 import { performance } from "node:perf_hooks";
 import type { Redis } from "ioredis";
 import { createCompactor } from "../../src/core/compactor.js";
 import { parseConversation } from "../../src/core/formats/parseConversation.js";
-import { COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
+import { COMPACTION_QUEUE, serviceKeys } from "../../src/queue/queueNames.js";
+import { ResultStore } from "../../src/queue/resultStore.js";
 import { createAnthropicSummarizer, DEFAULT_MODEL } from "../../src/summarizers/anthropic.js";
 import { deleteKeysUnder, testPrefix } from "../../test/helpers/redisTestPrefix.js";
 import { median, quantile } from "../timing.js";
@@ -282,23 +283,28 @@ async function stagesOf(redis: Redis, prefix: string, sent: SentTimes, clock: Ca
   const arrivedAt = new Map(clock.arrivals.map((a) => [a.id, performance.timeOrigin + a.at]));
   const ids = [...sent.keys()];
   const pipeline = redis.pipeline();
-  for (const id of ids) pipeline.hmget(`${prefix}:${COMPACTION_QUEUE}:${id}`, "timestamp", "processedOn", "finishedOn");
+  for (const id of ids) pipeline.hmget(`${prefix}:${COMPACTION_QUEUE}:${id}`, "timestamp", "processedOn");
   const rows = (await pipeline.exec()) ?? [];
+  // When each result was built: its outcome's finishedAt, stored just before the
+  // callback is sent (which may reach the receiver before BullMQ records the job finished).
+  const results = new ResultStore(redis, serviceKeys(prefix), 60);
+  const outcomes = await Promise.all(ids.map((id) => results.get(id)));
   const spans: Record<string, number[]> = {
     "request sent → job built by the API": [],
     "job built → taken by a worker": [],
-    "taken → result stored, callback queued": [],
-    "callback queued → received": [],
+    "taken → result built, to be stored and sent": [],
+    "result built → callback received": [],
   };
   const [accept, wait, work, deliver] = Object.values(spans) as [number[], number[], number[], number[]];
   ids.forEach((id, k) => {
-    const [timestamp, processedOn, finishedOn] = ((rows[k]?.[1] ?? []) as (string | null)[]).map(Number);
+    const [timestamp, processedOn] = ((rows[k]?.[1] ?? []) as (string | null)[]).map(Number);
+    const finishedAt = outcomes[k]?.finishedAt;
     const arrived = arrivedAt.get(id);
-    if (!timestamp || !processedOn || !finishedOn || arrived === undefined) return;
+    if (!timestamp || !processedOn || finishedAt === undefined || arrived === undefined) return;
     accept.push(timestamp - sent.get(id)!);
     wait.push(processedOn - timestamp);
-    work.push(finishedOn - processedOn);
-    deliver.push(arrived - finishedOn);
+    work.push(finishedAt - processedOn);
+    deliver.push(arrived - finishedAt);
   });
   return Object.entries(spans).map(([name, values]) => ({ name, p50: quantile(values, 0.5), p99: quantile(values, 0.99) }));
 }

@@ -36,8 +36,13 @@ import type { FinalOutcome, ResultStore, Tombstone } from "./resultStore.js";
  */
 export type CallbackNotice = Exclude<WebhookEvent, CompactionCompletedEvent> | Omit<CompactionCompletedEvent, "result">;
 
-/** Queues `notice` for delivery to `url`; given by the process that owns the callback queue. */
-export type NotifyCallback = (url: string, notice: CallbackNotice) => Promise<void>;
+/**
+ * Sends `notice` to `url`, or queues it; given by the process that owns the
+ * callback queue. `resultJson` is a completed compaction's result as the
+ * JSON text just stored, when this settling stored it: a notifier that
+ * delivers at once sends it without reading it back (webhooks/firstDelivery.ts).
+ */
+export type NotifyCallback = (url: string, notice: CallbackNotice, resultJson?: string) => Promise<void>;
 
 /** What settling needs of a job. */
 export interface SettledJob {
@@ -120,7 +125,7 @@ export function createJobLifecycle({ queues, results, payloads, batches, metrics
   };
 
   const settle = async (job: SettledJob, outcome: FinalOutcome): Promise<FinalOutcome> => {
-    const recorded = await results.saveOnce(job.id, outcome);
+    const { recorded, resultJson } = await results.saveOnce(job.id, outcome);
     if (recorded === outcome) countOutcome(metrics, job, outcome);
     const { data } = job;
     // Each of these needs the stored outcome and none needs another: sent
@@ -129,7 +134,7 @@ export function createJobLifecycle({ queues, results, payloads, batches, metrics
     await Promise.all([
       payloads.delete(job.id, data.submissionId),
       announce(job.id),
-      data.callbackUrl === undefined ? undefined : notify(data.callbackUrl, callbackEventOf(job.id, data, recorded)),
+      data.callbackUrl === undefined ? undefined : notify(data.callbackUrl, callbackEventOf(job.id, data, recorded), resultJson),
     ]);
     if (data.batchId !== undefined && (await batches.markFinished(data.batchId, job.id, recorded.status))) {
       await completeBatch(data.batchId);

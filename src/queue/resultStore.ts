@@ -65,11 +65,13 @@ export interface Tombstone {
  * An outcome's stored text, written field by field so that a completed one
  * always ends with its result: `{"status":"completed","finishedAt":…,"result":…}`
  * (the order JSON.stringify gives the outcomes workers build, so results
- * stored before this was spelled out read the same).
+ * stored before this was spelled out read the same). A completed outcome's
+ * text comes with its result's, which it ends with.
  */
-function outcomeJson(outcome: FinalOutcome): string {
-  if (outcome.status !== "completed") return JSON.stringify(outcome);
-  return `{"status":"completed","finishedAt":${JSON.stringify(outcome.finishedAt)},"result":${JSON.stringify(outcome.result)}}`;
+function outcomeJson(outcome: FinalOutcome): { readonly text: string; readonly resultJson?: string } {
+  if (outcome.status !== "completed") return { text: JSON.stringify(outcome) };
+  const resultJson = JSON.stringify(outcome.result);
+  return { text: `{"status":"completed","finishedAt":${JSON.stringify(outcome.finishedAt)},"result":${resultJson}}`, resultJson };
 }
 
 /** The text before a completed outcome's result (see {@link outcomeJson}). */
@@ -85,14 +87,17 @@ export class ResultStore {
 
   /**
    * Stores `outcome` unless the job already has one; returns whichever is
-   * stored. This is the one compressed copy of a result: the job view and
-   * the `compaction.completed` callback both read it from here.
+   * stored (`recorded`) and, when it was `outcome` and completed, its
+   * result's JSON text as stored. This is the one compressed copy of a
+   * result: the job view and a queued `compaction.completed` callback read it
+   * from here, and the first delivery sends the text returned.
    */
-  async saveOnce(jobId: string, outcome: FinalOutcome): Promise<FinalOutcome> {
+  async saveOnce(jobId: string, outcome: FinalOutcome): Promise<{ readonly recorded: FinalOutcome; readonly resultJson?: string }> {
     const key = this.keys.result(jobId);
-    const written = await this.redis.set(key, storedForm(outcomeJson(outcome), this.encoding), "EX", this.retentionSeconds, "NX");
-    if (written === "OK") return outcome;
-    return (await this.get(jobId)) ?? outcome;
+    const { text, resultJson } = outcomeJson(outcome);
+    const written = await this.redis.set(key, storedForm(text, this.encoding), "EX", this.retentionSeconds, "NX");
+    if (written === "OK") return resultJson === undefined ? { recorded: outcome } : { recorded: outcome, resultJson };
+    return { recorded: (await this.get(jobId)) ?? outcome };
   }
 
   /**

@@ -94,25 +94,40 @@ export function createCallbackQueue(connection: RedisClient, config: CallbackCon
   });
 }
 
-/**
- * Queues `event` for delivery to `url` (checked at submission with
- * checkCallbackUrl) and returns its `webhook-id`. `id` is the job or batch
- * id; with `type` it determines the `webhook-id`, which is the BullMQ job id,
- * so enqueuing one event twice while its job is kept delivers it once.
- */
-export async function enqueueCallback(queue: CallbackQueue, { url, event }: { url: string; event: CallbackNotice }): Promise<string> {
+/** A callback's delivery as queued: where it goes, its webhook-id, its type and its body or how to build it. */
+export function callbackDeliveryOf(url: string, event: CallbackNotice): CallbackJobData {
   const webhookId = webhookIdFor(event.type, event.id);
   const { type } = event;
-  const delivery =
-    type === "compaction.completed"
-      ? // The object's own JSON with its closing brace opened up for the result.
-        { bodyBeforeResult: `${JSON.stringify(event).slice(0, -1)},"result":`, resultOf: event.id }
-      : { body: JSON.stringify(event) };
-  await queue.add(CALLBACK_JOB_NAME, { url, webhookId, type, ...delivery }, { jobId: webhookId });
-  return webhookId;
+  return type === "compaction.completed"
+    ? // The object's own JSON with its closing brace opened up for the result.
+      { url, webhookId, type, bodyBeforeResult: `${JSON.stringify(event).slice(0, -1)},"result":`, resultOf: event.id }
+    : { url, webhookId, type, body: JSON.stringify(event) };
 }
 
-/** Settling's way to send a callback (see jobLifecycle.ts): through `queue`. */
+/**
+ * The body of `delivery` around a completed compaction's result JSON text:
+ * what the callback worker builds from the result it reads from the store,
+ * and a first delivery from the text just stored (firstDelivery.ts), so a
+ * retry sends the very bytes the first attempt did.
+ */
+export function bodyAroundResult(delivery: { readonly bodyBeforeResult: string }, resultJson: string): string {
+  return `${delivery.bodyBeforeResult}${resultJson}}`;
+}
+
+/**
+ * Queues `event` for delivery to `url` (checked at submission with
+ * checkCallbackUrl), after `delayMs` when given, and returns its
+ * `webhook-id`. `id` is the job or batch id; with `type` it determines the
+ * `webhook-id`, which is the BullMQ job id, so enqueuing one event twice
+ * while its job is kept delivers it once.
+ */
+export async function enqueueCallback(queue: CallbackQueue, { url, event }: { url: string; event: CallbackNotice }, delayMs = 0): Promise<string> {
+  const delivery = callbackDeliveryOf(url, event);
+  await queue.add(CALLBACK_JOB_NAME, delivery, { jobId: delivery.webhookId, ...(delayMs > 0 && { delay: delayMs }) });
+  return delivery.webhookId;
+}
+
+/** Settling's way to send a callback (see jobLifecycle.ts) from a process that makes no first delivery (the API): through `queue`. */
 export function callbackNotifier(queue: CallbackQueue): NotifyCallback {
   return async (url, event) => {
     await enqueueCallback(queue, { url, event });

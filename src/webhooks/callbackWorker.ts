@@ -1,23 +1,15 @@
-import { context, propagation, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { DelayedError, UnrecoverableError, Worker } from "bullmq";
 import type { RedisClient } from "../queue/redisConnection.js";
-import { observeLatency } from "../metrics/exemplars.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Logger } from "../telemetry/logger.js";
 import { inflatePayload } from "../queue/payloadCodec.js";
-import { queueTelemetry, tracer } from "../telemetry/tracing.js";
+import { queueTelemetry } from "../telemetry/tracing.js";
 import { CALLBACK_QUEUE } from "../queue/queueNames.js";
 import type { ResultStore } from "../queue/resultStore.js";
-import { parseCallbackAllow } from "./callbackAllow.js";
-import { type CallbackConfig, type CallbackJob, type CallbackJobData, callbackRetryPolicy } from "./callbackQueue.js";
-import { CallbackUrlError, parseCallbackUrl } from "./callbackUrl.js";
-import { createCallbackAgents } from "./callbackAgents.js";
-import { type DeliveryResult, deliverCallback } from "./deliverCallback.js";
-import { guardedLookup } from "./guardedLookup.js";
-import { createReceiverSlots, receiverOf } from "./receiverSlots.js";
-import { type ResolveHost, systemResolveHost } from "./resolveHost.js";
+import { bodyAroundResult, type CallbackConfig, type CallbackJob, type CallbackJobData, callbackRetryPolicy } from "./callbackQueue.js";
+import type { CallbackSender } from "./callbackSender.js";
+import { receiverOf } from "./receiverSlots.js";
 import { callbackRetryDelay } from "./retrySchedule.js";
-import { signWebhook } from "./signing.js";
 
 /**
  * Delivers queued callbacks: signs each attempt, posts it through the
@@ -38,17 +30,17 @@ export interface CallbackWorkerOptions {
   readonly metrics: Metrics;
   /** Where a `compaction.completed` callback's result is read from at delivery. */
   readonly results: ResultStore;
+  /** What posts each attempt; the process's first deliveries share it. */
+  readonly sender: CallbackSender;
   /** Each refused or failed attempt is logged with the webhook id, event, outcome and attempt. */
   readonly log: Logger;
-  /** Tests make names resolve where they like; production uses the system resolver. */
-  readonly resolveHost?: ResolveHost;
   /** Worker-level errors (Redis trouble); default: printed to stderr. */
   readonly onError?: (error: Error) => void;
 }
 
 export interface CallbackWorker {
   readonly worker: Worker<CallbackJobData>;
-  /** Waits for deliveries in flight (each bounded by the callback timeout). */
+  /** Waits for deliveries in flight (each bounded by the callback timeout); the sender stays the caller's. */
   close(): Promise<void>;
 }
 
@@ -58,51 +50,9 @@ export interface CallbackJobResult {
   readonly detail: string;
 }
 
-export function createCallbackWorker({
-  config,
-  connection,
-  metrics,
-  results,
-  log,
-  resolveHost = systemResolveHost,
-  onError = (error) => console.error(`compactd callbacks: ${error.message}`),
-}: CallbackWorkerOptions): CallbackWorker {
-  const allow = parseCallbackAllow(config.callbackAllow);
-  const lookup = guardedLookup(allow, resolveHost);
+export function createCallbackWorker({ config, connection, metrics, results, sender, log, onError = (error) => console.error(`compactd callbacks: ${error.message}`) }: CallbackWorkerOptions): CallbackWorker {
   const policy = callbackRetryPolicy(config);
-  const slots = createReceiverSlots(config.callbackHostConcurrency, config.callbackTimeoutMs);
-  const agents = createCallbackAgents();
-
-  const attempt = async (job: CallbackJob, secret: string, body: string): Promise<DeliveryResult> => {
-    let url: URL;
-    try {
-      // Literal addresses never reach the lookup: judge them here, under
-      // today's allow-list.
-      url = parseCallbackUrl(job.data.url, allow);
-    } catch (error) {
-      if (error instanceof CallbackUrlError) return { outcome: "refused", detail: error.message };
-      throw error;
-    }
-    // The receiver continues the trace: the request carries this span's
-    // traceparent. The URL's host only, never its path or query (it may hold a token).
-    const attributes = {
-      "server.address": url.hostname,
-      "compactd.webhook.id": job.data.webhookId,
-      "compactd.webhook.event": job.data.type,
-      "compactd.callback.attempt": job.attemptsMade + 1,
-    };
-    return tracer().startActiveSpan("deliver callback", { kind: SpanKind.CLIENT, attributes }, async (span) => {
-      const headers: Record<string, string> = { ...signWebhook(secret, job.data.webhookId, body) };
-      propagation.inject(context.active(), headers);
-      const started = performance.now();
-      const result = await deliverCallback({ url, headers, body, timeoutMs: config.callbackTimeoutMs, lookup, agents });
-      observeLatency(metrics.callbackDuration, {}, (performance.now() - started) / 1000);
-      span.setAttribute("compactd.callback.outcome", result.outcome);
-      if (result.outcome !== "delivered" && result.outcome !== "gone") span.setStatus({ code: SpanStatusCode.ERROR, message: result.outcome });
-      span.end();
-      return result;
-    });
-  };
+  const { slots } = sender;
 
   const processJob = async (job: CallbackJob, token?: string): Promise<CallbackJobResult> => {
     if (config.webhookSecret === undefined) {
@@ -133,14 +83,7 @@ export function createCallbackWorker({
     }
     const slot = await slots.acquire(receiver);
     if (slot === undefined) return deferToQueue();
-    let result: DeliveryResult;
-    const started = performance.now();
-    try {
-      result = await attempt(job, config.webhookSecret, body);
-    } finally {
-      slot.release(performance.now() - started > config.callbackTimeoutMs / 2);
-    }
-    metrics.callbacksTotal.inc({ outcome: result.outcome });
+    const result = await sender.send(job.data, config.webhookSecret, job.attemptsMade + 1, body, slot, config.callbackTimeoutMs);
     const fields = { webhookId: job.data.webhookId, event: job.data.type, outcome: result.outcome, detail: result.detail, attempt: job.attemptsMade + 1 };
     if (result.outcome === "delivered" || result.outcome === "gone") {
       log.debug(fields, "callback delivered");
@@ -170,10 +113,7 @@ export function createCallbackWorker({
 
   return {
     worker,
-    close: async () => {
-      await worker.close();
-      agents.destroy();
-    },
+    close: () => worker.close(),
   };
 }
 
@@ -185,5 +125,5 @@ async function bodyOf(data: CallbackJobData, results: ResultStore): Promise<stri
   if ("body" in data) return data.body;
   if ("payload" in data) return inflatePayload(data.payload).toString("utf8");
   const result = await results.resultJson(data.resultOf);
-  return result === undefined ? undefined : `${data.bodyBeforeResult}${result}}`;
+  return result === undefined ? undefined : bodyAroundResult(data, result);
 }

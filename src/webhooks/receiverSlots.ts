@@ -24,11 +24,19 @@
  * hundreds of callbacks to a hanging host cycle through the queue once every
  * few seconds, not constantly; and a callback deferred again backs off, so
  * those behind a receiver that is merely busy do not cycle constantly either.
+ *
+ * The first delivery of a callback is made by the worker that settles its
+ * job, before the job is let go (firstDelivery.ts), and takes a slot here
+ * too, so both paths together hold a receiver to its share. It never waits
+ * for one, and goes only to a receiver that answered its last callback
+ * within {@link FIRST_DELIVERY_TIMEOUT_MS}: meanwhile it holds a compaction
+ * job, so a receiver that is slow, or was the last time, is left to the
+ * queue.
  */
 
 export interface ReceiverSlot {
-  /** Frees the slot; `slow` says whether the delivery timed out or took over half the timeout. */
-  release(slow: boolean): void;
+  /** Frees the slot, telling how long its delivery took (a timeout included), in ms. */
+  release(durationMs: number): void;
 }
 
 export interface ReceiverSlots {
@@ -50,6 +58,13 @@ export interface ReceiverSlots {
    * ms, when it has been deferred `timesDeferred` times before.
    */
   deferralMs(receiver: string, timesDeferred: number): number;
+  /**
+   * A slot for a callback's first delivery to `receiver`: at once, when one
+   * is free and the receiver answered its last delivery within
+   * {@link FIRST_DELIVERY_TIMEOUT_MS} and has none running longer; else
+   * undefined, and the callback goes to the queue.
+   */
+  takeForFirstDelivery(receiver: string): ReceiverSlot | undefined;
 }
 
 /** Deferral for a receiver that answers quickly: its slot is likely free again soon. */
@@ -77,6 +92,15 @@ const MAX_DOUBLINGS = 2;
 const SLOW_DELIVERY_MS = 1_000;
 
 /**
+ * How long a first delivery may take (firstDelivery.ts): as long as a
+ * delivery may run before its receiver counts as slow. Its compaction job
+ * is held meanwhile, so a receiver that takes longer is cut off once and
+ * then served from the queue, with the whole callback timeout, until it
+ * answers within this again.
+ */
+export const FIRST_DELIVERY_TIMEOUT_MS = SLOW_DELIVERY_MS;
+
+/**
  * How long a callback waits here for its busy receiver's next free slot
  * before going back to the queue. A slot freed while every callback to its
  * receiver was out waiting a deferral stayed idle until one came back;
@@ -100,7 +124,10 @@ interface Waiter {
 export function createReceiverSlots(perReceiver: number, timeoutMs: number): ReceiverSlots {
   /** Start times (ms) of each receiver's deliveries in flight. */
   const inFlight = new Map<string, Set<number>>();
+  /** Receivers whose last delivery took over half the timeout. */
   const slow = new Set<string>();
+  /** Receivers whose last delivery took over {@link FIRST_DELIVERY_TIMEOUT_MS}. */
+  const notQuick = new Set<string>();
   const isSlow = (receiver: string): boolean => {
     if (slow.has(receiver)) return true;
     const now = performance.now();
@@ -121,13 +148,13 @@ export function createReceiverSlots(perReceiver: number, timeoutMs: number): Rec
     inFlight.set(receiver, held.add(started));
     let released = false;
     return {
-      release(wasSlow) {
+      release(durationMs) {
         if (released) return;
         released = true;
         held.delete(started);
         if (held.size === 0) inFlight.delete(receiver);
-        if (wasSlow) slow.add(receiver);
-        else slow.delete(receiver);
+        mark(slow, receiver, durationMs > timeoutMs / 2);
+        mark(notQuick, receiver, durationMs > FIRST_DELIVERY_TIMEOUT_MS);
         // The freed slot goes straight to the callback waiting longest.
         const next = waiting.get(receiver)?.shift();
         if (next !== undefined) next.take(take(receiver));
@@ -161,6 +188,9 @@ export function createReceiverSlots(perReceiver: number, timeoutMs: number): Rec
         line.push(waiter);
       });
     },
+    takeForFirstDelivery(receiver) {
+      return isFull(receiver) || notQuick.has(receiver) || isSlow(receiver) ? undefined : take(receiver);
+    },
     deferralMs(receiver, timesDeferred) {
       const base = isSlow(receiver) ? Math.min(timeoutMs, MAX_DEFERRAL_MS) : FAST_DEFERRAL_MS;
       const backedOff = Math.min(MAX_DEFERRAL_MS, base * 2 ** Math.min(Math.max(timesDeferred, 0), MAX_DOUBLINGS));
@@ -168,6 +198,11 @@ export function createReceiverSlots(perReceiver: number, timeoutMs: number): Rec
       return Math.round(backedOff * (0.5 + Math.random()));
     },
   };
+}
+
+function mark(receivers: Set<string>, receiver: string, marked: boolean): void {
+  if (marked) receivers.add(receiver);
+  else receivers.delete(receiver);
 }
 
 /** The receiver a callback URL names: its host and port, the unit that is slow or down. */

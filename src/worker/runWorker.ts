@@ -25,8 +25,10 @@ import { openQueueStores } from "../queue/queueStores.js";
 import { closeRedisConnection, createRedisConnection, redisEndpointOf } from "../queue/redisConnection.js";
 import { probeShards } from "../queue/redisReadiness.js";
 import type { RunningProcess } from "../queue/runningProcess.js";
-import { callbackNotifier, createCallbackQueue } from "../webhooks/callbackQueue.js";
+import { createCallbackQueue } from "../webhooks/callbackQueue.js";
+import { createCallbackSender } from "../webhooks/callbackSender.js";
 import { createCallbackWorker } from "../webhooks/callbackWorker.js";
+import { firstDeliveryNotifier } from "../webhooks/firstDelivery.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
 import { CANCEL_REASON, createCompactionProcessor, SHUTDOWN_REASON, type CompactionReturn } from "./compactionProcessor.js";
 import { createSummarizerSource } from "./summarizerSource.js";
@@ -73,7 +75,10 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
 
   const callbackQueue = createCallbackQueue(redis, config);
   callbackQueue.on("error", onError);
-  const stores = openQueueStores(redis, config, { metrics, notify: callbackNotifier(callbackQueue), onError });
+  // Settling a job delivers its callback at once; the callback worker retries what that did not deliver.
+  const sender = createCallbackSender({ config, metrics, ...(options.resolveHost !== undefined && { resolveHost: options.resolveHost }) });
+  const notify = firstDeliveryNotifier(callbackQueue, sender, config, logger);
+  const stores = openQueueStores(redis, config, { metrics, notify, onError });
   const { keys, compactionQueues, results, payloads, lifecycle } = stores;
 
   // One BullMQ worker per shard, sharing the process's concurrency: a
@@ -138,15 +143,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     for (const worker of workers) worker.cancelJob(jobId, CANCEL_REASON);
   }).catch(onError);
 
-  const callbackWorker = createCallbackWorker({
-    config,
-    connection: callbackConnection,
-    metrics,
-    results,
-    log: logger,
-    onError,
-    ...(options.resolveHost !== undefined && { resolveHost: options.resolveHost }),
-  });
+  const callbackWorker = createCallbackWorker({ config, connection: callbackConnection, metrics, results, sender, log: logger, onError });
   const collector = startQueueJobsCollector({
     metrics,
     redis,
@@ -193,6 +190,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     }
     const rest = Promise.allSettled([collector.close(), server?.close(), stores.close(), callbackQueue.close()]);
     await settledBy(rest, Math.max(handBackBy, Date.now() + FORCE_CLOSE_MS));
+    sender.destroy();
     // Whatever is still waiting on Redis (it may be down) is cut off with its connection.
     await Promise.all([redis, workerConnection, callbackConnection, subscriber].map(closeRedisConnection));
   };

@@ -7,13 +7,17 @@ import { type Config, loadConfig } from "../../src/config.js";
 import { createMetrics, type Metrics } from "../../src/metrics/metrics.js";
 import type { WebhookEvent } from "../../src/client/webhookEvents.js";
 import { type CallbackQueue, createCallbackQueue, enqueueCallback } from "../../src/webhooks/callbackQueue.js";
+import { createCallbackSender } from "../../src/webhooks/callbackSender.js";
 import { createCallbackWorker } from "../../src/webhooks/callbackWorker.js";
+import { firstDeliveryNotifier } from "../../src/webhooks/firstDelivery.js";
+import type { NotifyCallback } from "../../src/queue/jobLifecycle.js";
 import { encodeJson } from "../../src/queue/payloadCodec.js";
 import { serviceKeys } from "../../src/queue/queueNames.js";
 import { ResultStore, type StoredResult } from "../../src/queue/resultStore.js";
 import { createLogger } from "../../src/telemetry/logger.js";
 import type { ResolveHost } from "../../src/webhooks/resolveHost.js";
 import { callbackRetryDelay } from "../../src/webhooks/retrySchedule.js";
+import { webhookIdFor } from "../../src/webhooks/signing.js";
 import { deleteKeysUnder, TEST_REDIS_URL, testPrefix } from "../helpers/redisTestPrefix.js";
 import { storedResult } from "../helpers/storedResult.js";
 import { waitUntil } from "../helpers/waitUntil.js";
@@ -42,6 +46,8 @@ interface Harness {
   readonly queue: CallbackQueue;
   readonly metrics: Metrics;
   readonly results: ResultStore;
+  /** How a worker settling a job sends its callback: first delivery, then the queue. */
+  readonly notify: NotifyCallback;
 }
 
 async function harness(
@@ -63,21 +69,16 @@ async function harness(
   const queue = createCallbackQueue(connection, config);
   const metrics = createMetrics();
   const results = new ResultStore(connection, serviceKeys(config.queuePrefix), 3600);
-  const { close } = createCallbackWorker({
-    config,
-    connection,
-    metrics,
-    results,
-    log: createLogger("worker", "silent"),
-    ...(resolveHost ? { resolveHost } : {}),
-  });
+  const sender = createCallbackSender({ config, metrics, ...(resolveHost ? { resolveHost } : {}) });
+  const { close } = createCallbackWorker({ config, connection, metrics, results, sender, log: createLogger("worker", "silent") });
   cleanups.push(async () => {
     await close();
+    sender.destroy();
     await queue.close();
     connection.disconnect();
     await deleteKeysUnder(config.queuePrefix);
   });
-  return { config, queue, metrics, results };
+  return { config, queue, metrics, results, notify: firstDeliveryNotifier(queue, sender, config, createLogger("worker", "silent")) };
 }
 
 async function receiver(respond?: Parameters<typeof startWebhookReceiver>[0]): Promise<WebhookReceiver> {
@@ -392,6 +393,93 @@ describe("callback delivery", () => {
     expect(job?.failedReason).toContain("COMPACTD_WEBHOOK_SECRET is not set");
     expect(job?.attemptsMade).toBe(1);
     expect(hook.received).toHaveLength(0);
+    expect(await count(metrics, "abandoned")).toBe(1);
+  });
+});
+
+describe("a callback's first delivery, by the worker settling its job", () => {
+  /** Stores a completed outcome as settling does and returns what settling hands the notifier. */
+  async function settled(results: ResultStore, result = awkwardResult()) {
+    const id = `cmp_${randomBytes(16).toString("hex")}`;
+    const { resultJson } = await results.saveOnce(id, { status: "completed", finishedAt: Date.now(), result });
+    const notice = { type: "compaction.completed" as const, id, conversationId: "conv-1", metadata: null };
+    return { id, notice, resultJson, result, webhookId: webhookIdFor(notice.type, id) };
+  }
+
+  it("sends the stored result's text, signed, at once, and queues nothing", async () => {
+    const { queue, results, metrics, notify } = await harness("first-delivered");
+    const hook = await receiver();
+    const { id, notice, resultJson, result, webhookId } = await settled(results);
+
+    await notify(hook.url(), notice, resultJson);
+
+    // Delivered before the notifier returned: no callback job was needed.
+    expect(hook.received).toHaveLength(1);
+    expect(await queue.getJob(webhookId)).toBeUndefined();
+    const [delivery] = hook.received;
+    expect(delivery!.headers["webhook-id"]).toBe(webhookId);
+    // The same bytes the callback worker would send from the store.
+    expect(delivery!.body).toBe(`${JSON.stringify(notice).slice(0, -1)},"result":${await results.resultJson(id)}}`);
+    expect(new Webhook(secret).verify(delivery!.body, delivery!.headers as Record<string, string>)).toEqual({ ...notice, result });
+    expect(await count(metrics, "delivered")).toBe(1);
+  });
+
+  it("queues a callback whose first attempt failed, and the retry sends the same bytes under the same webhook-id", async () => {
+    const { queue, results, metrics, notify } = await harness("first-retried");
+    const hook = await receiver((index) => ({ status: index === 0 ? 503 : 204 }));
+    const { notice, resultJson, webhookId } = await settled(results);
+
+    await notify(hook.url(), notice, resultJson);
+
+    expect(await finalState(queue, webhookId)).toBe("completed");
+    expect(hook.received).toHaveLength(2);
+    expect(hook.received[1]!.headers["webhook-id"]).toBe(webhookId);
+    expect(hook.received[1]!.body).toBe(hook.received[0]!.body);
+    expect(await count(metrics, "rejected")).toBe(1);
+    expect(await count(metrics, "delivered")).toBe(1);
+  });
+
+  it("sends a callback the settling has no result text for (another worker stored the result) to the queue", async () => {
+    const { queue, results, notify } = await harness("first-no-text");
+    const hook = await receiver();
+    const { notice, webhookId } = await settled(results);
+
+    await notify(hook.url(), notice);
+
+    expect(hook.received).toHaveLength(0);
+    expect(await finalState(queue, webhookId)).toBe("completed");
+    expect(hook.received).toHaveLength(1);
+  });
+
+  it("cuts off a first delivery after a second, and tries no other first to that receiver until one answers in time", async () => {
+    const { queue, results, metrics, notify } = await harness("first-slow", { attempts: 3 });
+    // The first request never gets an answer; later ones, from the queue, do.
+    const hook = await receiver((index) => (index === 0 ? "hang" : { status: 204 }));
+    const slow = await settled(results);
+    const next = await settled(results);
+
+    await notify(hook.url(), slow.notice, slow.resultJson);
+    expect(await count(metrics, "timeout")).toBe(1);
+    // The receiver is now known slow: the next callback goes to the queue without a first attempt.
+    await notify(hook.url(), next.notice, next.resultJson);
+    expect(hook.received).toHaveLength(1);
+    expect(await queue.getJob(next.webhookId)).toBeDefined();
+
+    expect(await finalState(queue, slow.webhookId)).toBe("completed");
+    expect(await finalState(queue, next.webhookId)).toBe("completed");
+    expect(hook.received.map((r) => r.headers["webhook-id"]).sort()).toEqual([slow.webhookId, slow.webhookId, next.webhookId].sort());
+  });
+
+  it("queues at once a callback refused at its first delivery, and the callback worker fails it for good", async () => {
+    const { queue, metrics, notify } = await harness("first-refused", { callbackAllow: [] });
+    const hook = await receiver();
+    const event = anEvent();
+
+    await notify(hook.url(), event);
+
+    expect(await finalState(queue, webhookIdFor(event.type, event.id))).toBe("failed");
+    expect(hook.received).toHaveLength(0);
+    expect(await count(metrics, "refused")).toBe(2);
     expect(await count(metrics, "abandoned")).toBe(1);
   });
 });

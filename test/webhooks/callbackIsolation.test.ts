@@ -15,6 +15,7 @@ import type { WebhookEvent } from "../../src/client/webhookEvents.js";
 import { serviceKeys } from "../../src/queue/queueNames.js";
 import { ResultStore } from "../../src/queue/resultStore.js";
 import { createCallbackQueue, enqueueCallback } from "../../src/webhooks/callbackQueue.js";
+import { createCallbackSender } from "../../src/webhooks/callbackSender.js";
 import { createCallbackWorker } from "../../src/webhooks/callbackWorker.js";
 import { deleteKeysUnder, TEST_REDIS_URL, testPrefix } from "../helpers/redisTestPrefix.js";
 import { storedResult } from "../helpers/storedResult.js";
@@ -142,9 +143,12 @@ function callbackDeployment(name: string, overrides: Partial<Config> = {}) {
   const connection = new Redis(TEST_REDIS_URL, { maxRetriesPerRequest: null });
   const queue = createCallbackQueue(connection, config);
   const startWorker = (results = new ResultStore(connection, serviceKeys(config.queuePrefix), 3600)): void => {
-    const worker = createCallbackWorker({ config, connection, metrics: createMetrics(), results, log: createLogger("worker", "silent"), onError: () => undefined });
+    const metrics = createMetrics();
+    const sender = createCallbackSender({ config, metrics });
+    const worker = createCallbackWorker({ config, connection, metrics, results, sender, log: createLogger("worker", "silent"), onError: () => undefined });
     cleanups.push(async () => {
       await worker.worker.close(true);
+      sender.destroy();
       await queue.close();
       connection.disconnect();
       await deleteKeysUnder(config.queuePrefix);

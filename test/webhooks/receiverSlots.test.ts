@@ -19,7 +19,7 @@ describe("receiver slots", () => {
     const first = slots.acquire("hooks.example:443");
     const order: string[] = [];
     void first.then(() => order.push("first"));
-    held[0]!.release(false);
+    held[0]!.release(5);
     // A newcomer finds the receiver still full: the freed slot went to the waiter.
     expect(slots.mayQueue("hooks.example:443")).toBe(true);
     expect(await first).toBeDefined();
@@ -51,7 +51,7 @@ describe("receiver slots", () => {
     await vi.advanceTimersByTimeAsync(1_001);
     expect(await waiter).toBeUndefined();
     // The waiter left the line: the slot released next is free for anyone, not handed to it.
-    only!.release(false);
+    only!.release(5);
     expect(slots.mayQueue("r")).toBe(true);
     expect(await slots.acquire("r")).toBeDefined();
   });
@@ -64,5 +64,25 @@ describe("receiver slots", () => {
     await vi.advanceTimersByTimeAsync(1_500);
     expect(slots.mayQueue("r")).toBe(false);
     expect(await slots.acquire("r")).toBeUndefined();
+  });
+
+  it("give a first delivery a slot only when one is free at once and the receiver answered its last within a second", async () => {
+    vi.useFakeTimers();
+    const slots = createReceiverSlots(2, TIMEOUT_MS);
+    const first = slots.takeForFirstDelivery("r");
+    expect(first).toBeDefined();
+    // A delivery running past a second makes the receiver slow for first deliveries, free slot or not.
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect(slots.takeForFirstDelivery("r")).toBeUndefined();
+    // It took 1.5 s: still none, until a delivery (a queued one) answers within the second.
+    first!.release(1_500);
+    expect(slots.takeForFirstDelivery("r")).toBeUndefined();
+    (await slots.acquire("r"))!.release(40);
+    const again = slots.takeForFirstDelivery("r");
+    expect(again).toBeDefined();
+    // Never a wait: a receiver holding its whole share gets none.
+    const other = slots.takeForFirstDelivery("r");
+    expect(other).toBeDefined();
+    expect(slots.takeForFirstDelivery("r")).toBeUndefined();
   });
 });

@@ -1,0 +1,71 @@
+import type { CallbackNotice, NotifyCallback } from "../queue/jobLifecycle.js";
+import type { Logger } from "../telemetry/logger.js";
+import { bodyAroundResult, callbackDeliveryOf, type CallbackConfig, type CallbackQueue, callbackRetryPolicy, enqueueCallback } from "./callbackQueue.js";
+import type { CallbackSender } from "./callbackSender.js";
+import { FIRST_DELIVERY_TIMEOUT_MS, receiverOf } from "./receiverSlots.js";
+import { callbackRetryDelay } from "./retrySchedule.js";
+
+/**
+ * A worker's way to send a settled job's callback: it delivers it at once,
+ * from the job's settling, and queues it only when that did not reach the
+ * receiver.
+ *
+ * Why: nearly every callback is delivered on its first attempt, and queued
+ * first, each cost a second BullMQ job: its add, the fetch and completion
+ * scripts, the result read back from Redis and decompressed, the callback
+ * worker's wait for the next one (docs/BENCHMARKS.md, Service). Delivered
+ * from the settling, it is sent from the result text just stored, byte for
+ * byte what a queued retry would send.
+ *
+ * Nothing is lost by it. The compaction job is still held by its worker
+ * while the callback goes out: a worker that dies then leaves the job to
+ * stall and be taken over, and the worker taking it over finds the stored
+ * outcome and settles it again, which queues the callback (it has no result
+ * text of its own). So a callback is delivered at least once, as a queued
+ * one is; a receiver that answered just before the worker died hears it
+ * twice under one webhook-id, which Standard Webhooks receivers deduplicate.
+ *
+ * Nobody's compaction waits on a slow receiver for long: a first delivery
+ * goes only to a receiver with a free slot of its share that answered its
+ * last callback within {@link FIRST_DELIVERY_TIMEOUT_MS} (a second), and is
+ * cut off there; everything else goes to the queue at once, where the full
+ * `COMPACTD_CALLBACK_TIMEOUT_MS` and the retry schedule apply.
+ *
+ * When the first attempt fails, the callback is queued to be retried after
+ * the schedule's first delay; a refused address is queued at once, so the
+ * callback worker refuses it for good and keeps it with the failed ones.
+ */
+export function firstDeliveryNotifier(queue: CallbackQueue, sender: CallbackSender, config: CallbackConfig, log: Logger): NotifyCallback {
+  const policy = callbackRetryPolicy(config);
+  const secret = config.webhookSecret;
+  return async (url, notice, resultJson) => {
+    // Without a secret nothing can be signed: the queue's worker says so, and fails the callback.
+    const body = secret === undefined ? undefined : firstBody(url, notice, resultJson);
+    const slot = body === undefined ? undefined : sender.slots.takeForFirstDelivery(receiverOf(url));
+    if (secret === undefined || body === undefined || slot === undefined) {
+      await enqueueCallback(queue, { url, event: notice });
+      return;
+    }
+    const timeoutMs = Math.min(FIRST_DELIVERY_TIMEOUT_MS, config.callbackTimeoutMs);
+    const result = await sender.send(body.target, secret, 1, body.text, slot, timeoutMs);
+    const fields = { webhookId: body.target.webhookId, event: notice.type, outcome: result.outcome, detail: result.detail, attempt: 1 };
+    if (result.outcome === "delivered" || result.outcome === "gone") {
+      log.debug(fields, "callback delivered");
+      return;
+    }
+    log.warn(fields, "callback attempt failed; it will be retried");
+    await enqueueCallback(queue, { url, event: notice }, result.outcome === "refused" ? 0 : callbackRetryDelay(1, policy));
+  };
+}
+
+/**
+ * The body of a first delivery, when it can be built without reading Redis:
+ * always for an event that carries everything itself, and for a completed
+ * compaction when its result text is at hand (the settling stored it).
+ */
+function firstBody(url: string, notice: CallbackNotice, resultJson: string | undefined) {
+  const delivery = callbackDeliveryOf(url, notice);
+  if ("body" in delivery) return { target: delivery, text: delivery.body };
+  if (!("bodyBeforeResult" in delivery) || resultJson === undefined) return undefined;
+  return { target: delivery, text: bodyAroundResult(delivery, resultJson) };
+}

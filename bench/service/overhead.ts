@@ -251,14 +251,14 @@ function inProcessJob(workloads: readonly Workload[], fake: BenchAnthropic): { j
 /** When each job was sent, by job id, in epoch milliseconds. */
 type SentTimes = Map<string, number>;
 
-interface ServiceJob {
+export interface ServiceJob {
   readonly job: Job;
   readonly sent: SentTimes;
   close(): void;
 }
 
 /** Through the service: serialize, POST, and wait for the job's callback. */
-function serviceJob(workloads: readonly Workload[], port: number, clock: CallbackClock): ServiceJob {
+export function serviceJob(workloads: readonly Workload[], port: number, clock: CallbackClock): ServiceJob {
   const api = createApiClient(port);
   const sent: SentTimes = new Map();
   const job: Job = async (i) => {

@@ -81,13 +81,14 @@ export interface ServiceProcess {
 }
 
 /**
- * Starts `compactd serve` or `compactd worker` and resolves once it says it is
- * listening or consuming (the line the CLI prints after start-up).
+ * Starts `compactd serve` or `compactd worker` (this checkout's, or the
+ * `bin/compactd.js` at `cli`) and resolves once it says it is listening or
+ * consuming (the line the CLI prints after start-up).
  */
-export async function startServiceProcess(kind: "serve" | "worker", env: Record<string, string>): Promise<ServiceProcess> {
+export async function startServiceProcess(kind: "serve" | "worker", env: Record<string, string>, cli: string = CLI): Promise<ServiceProcess> {
   const port = await freePort();
   const metricsPort = await freePort();
-  const child = spawn(process.execPath, [...NODE_FLAGS, ...(kind === "worker" ? WORKER_NODE_FLAGS : []), CLI, kind], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...(kind === "worker" ? WORKER_NODE_FLAGS : []), cli, kind], {
     env: { ...env, PORT: String(port), METRICS_PORT: String(metricsPort) },
     // The API logs every request (fastify's logger): written to /dev/null as a deployment would ship it off.
     stdio: ["ignore", "ignore", "pipe"],

@@ -28,7 +28,7 @@ import { serviceEnv, startServiceProcess, type ServiceProcess } from "./serviceP
 import { corpusWorkloads } from "./workload.js";
 
 const WORKLOADS = 16;
-const ROUNDS = 5;
+const ROUNDS = 9;
 /** Jobs per closed loop, half to each build. */
 const PEAK_JOBS = 400;
 const OPEN_LOOP_SECONDS = 10;

@@ -20,7 +20,7 @@ import { minimumContextWindow, normalizeSettings } from "../core/settings.js";
 import { TokenEstimator } from "../core/tokenEstimator.js";
 import { ErrorCodes } from "../client/errorCodes.js";
 import type { CompactionJobData, CompactionSubmission, ConversationPayload } from "../queue/compactionJob.js";
-import { encodeJsonBytes, encodePayload } from "../queue/payloadCodec.js";
+import { encodePayload, encodePayloadBytes } from "../queue/payloadCodec.js";
 import { invalidField, type ApiError } from "./apiError.js";
 import type { CanonicalMessages } from "./requestDigest.js";
 import type { BatchItemRequest } from "./requestSchemas.js";
@@ -98,7 +98,7 @@ export function intake(request: BatchItemRequest, context: IntakeContext): Intak
       batchId: context.batchId,
     }),
   };
-  return { kind: "job", data, payload: context.requestJson !== undefined ? encodeJsonBytes(context.requestJson) : encodePayload(payloadOf(request)) };
+  return { kind: "job", data, payload: context.requestJson !== undefined ? encodePayloadBytes(context.requestJson) : encodePayload(payloadOf(request)) };
 }
 
 function payloadOf(request: BatchItemRequest): ConversationPayload {

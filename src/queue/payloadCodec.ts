@@ -37,27 +37,30 @@
 import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
 
 /**
- * Quality 5 is where brotli stops paying off here: 9 saves another 2% at six
- * times the CPU, which the API would spend on every request. It is also the
- * cheapest quality that keeps every corpus conversation's job within 30% of
- * its JSON in Redis (docs/BENCHMARKS.md, the Service reading): 4 saves a
- * third of the time and would put the largest at about 31-32%.
+ * Results are kept for a day by default and, at high rates, are what sizes
+ * Redis: they are compressed at quality 5, where brotli stops paying off
+ * here (9 saves another 2% at six times the CPU).
  */
-const QUALITY = 5;
+const RESULT_QUALITY = 5;
+
+/**
+ * A queued conversation lives only until its job settles, and every request
+ * pays for its compression on the API: it is compressed at quality 4 (about
+ * two thirds of quality 5's CPU, 1-2 points of the text larger), and again at
+ * quality 5 only when quality 4 leaves more than {@link QUICK_SHARE} of it.
+ * Quality 5 alone keeps every corpus conversation's job within 30% of its
+ * JSON in Redis, the goal the queue is sized by; quality 4 alone would put
+ * the largest at 31-32% (docs/BENCHMARKS.md, the Service reading). A
+ * quarter keeps what quality 4 is accepted for within that goal with the
+ * job's hash and the allocator's rounding on top (a 100 KB conversation:
+ * at most 25 KB, in jemalloc's 28 KB class, plus 1.2 KB).
+ */
+const QUICK_QUALITY = 4;
+const QUICK_SHARE = 0.25;
 
 /** Compresses a JSON value to the raw bytes stored in a payload key. */
 export function encodePayload(value: unknown): Buffer {
-  return encodeJsonBytes(Buffer.from(JSON.stringify(value), "utf8"));
-}
-
-/** {@link encodePayload} of a value already written as JSON text, as base64 for a store that holds text. */
-export function encodeJson(text: string): string {
-  return encodeJsonText(text).toString("base64");
-}
-
-/** {@link encodeJson} as raw bytes, for a store that holds bytes. */
-export function encodeJsonText(text: string): Buffer {
-  return encodeJsonBytes(Buffer.from(text, "utf8"));
+  return encodePayloadBytes(Buffer.from(JSON.stringify(value), "utf8"));
 }
 
 /**
@@ -66,10 +69,25 @@ export function encodeJsonText(text: string): Buffer {
  * value out again (for a 100 KB conversation that writing was 1.2-1.4 ms of
  * the 3.4-3.8 ms encodePayload took).
  */
-export function encodeJsonBytes(json: Uint8Array): Buffer {
+export function encodePayloadBytes(json: Uint8Array): Buffer {
+  const quick = compress(json, QUICK_QUALITY);
+  return quick.length <= json.length * QUICK_SHARE ? quick : compress(json, RESULT_QUALITY);
+}
+
+/** A result's JSON text compressed, as base64 for a store that holds text. */
+export function encodeJson(text: string): string {
+  return encodeJsonText(text).toString("base64");
+}
+
+/** {@link encodeJson} as raw bytes, for a store that holds bytes. */
+export function encodeJsonText(text: string): Buffer {
+  return compress(Buffer.from(text, "utf8"), RESULT_QUALITY);
+}
+
+function compress(json: Uint8Array, quality: number): Buffer {
   return brotliCompressSync(json, {
     params: {
-      [constants.BROTLI_PARAM_QUALITY]: QUALITY,
+      [constants.BROTLI_PARAM_QUALITY]: quality,
       [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
       [constants.BROTLI_PARAM_SIZE_HINT]: json.length,
       [constants.BROTLI_PARAM_LGWIN]: windowBitsFor(json.length),

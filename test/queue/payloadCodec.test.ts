@@ -1,11 +1,12 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
+import { brotliCompressSync, constants } from "node:zlib";
 import fc from "fast-check";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replacesOf } from "../../src/core/replaces.js";
 import { newJobId } from "../../src/queue/compactionJob.js";
 import type { CompactionQueue } from "../../src/queue/compactionQueue.js";
-import { decodePayload, encodePayload, encodeJsonBytes, windowBitsFor } from "../../src/queue/payloadCodec.js";
+import { decodePayload, encodePayload, encodePayloadBytes, windowBitsFor } from "../../src/queue/payloadCodec.js";
 import { PayloadStore, submitWithPayload } from "../../src/queue/payloadStore.js";
 import { COMPACTION_QUEUE, serviceKeys } from "../../src/queue/queueNames.js";
 import { claudeCodeSessionFiles, loadClaudeCodeSession } from "../helpers/corpus.js";
@@ -41,7 +42,7 @@ describe("payload codec", () => {
   it("sizes brotli's window to the text, not to brotli's 4 MB default", async () => {
     for (const bytes of [0, 1, 1_000, 100_000, 3_000_000, 40_000_000]) {
       const text = Buffer.from(JSON.stringify({ messages: ["x".repeat(bytes)] }));
-      const packed = encodeJsonBytes(text);
+      const packed = encodePayloadBytes(text);
       const window = declaredWindowBits(packed);
       // The window the stream declares holds the whole text, and no window half its size would.
       expect(2 ** window - 16, `${text.length} bytes`).toBeGreaterThanOrEqual(Math.min(text.length, 2 ** 24 - 16));
@@ -49,6 +50,26 @@ describe("payload codec", () => {
       expect(window).toBe(windowBitsFor(text.length));
       expect(decodePayload(packed)).toEqual(JSON.parse(text.toString()));
     }
+  });
+
+  it("compresses a queued conversation at quality 4, and at 5 only when 4 leaves more than a quarter of it", () => {
+    const atQuality = (json: Buffer, quality: number): Buffer =>
+      brotliCompressSync(json, {
+        params: {
+          [constants.BROTLI_PARAM_QUALITY]: quality,
+          [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+          [constants.BROTLI_PARAM_SIZE_HINT]: json.length,
+          [constants.BROTLI_PARAM_LGWIN]: windowBitsFor(json.length),
+        },
+      });
+    // Agent transcript text: quality 4 already leaves less than a quarter.
+    const transcript = Buffer.from(JSON.stringify(realConversationOf(100_000)));
+    expect(atQuality(transcript, 4).length).toBeLessThan(transcript.length / 4);
+    expect(encodePayloadBytes(transcript).equals(atQuality(transcript, 4))).toBe(true);
+    // Signatures and other random text do not compress that far: quality 5 gets what it can.
+    const signatures = Buffer.from(JSON.stringify({ messages: [{ role: "assistant", content: [{ type: "thinking", thinking: "x", signature: randomBytes(60_000).toString("base64") }] }] }));
+    expect(atQuality(signatures, 4).length).toBeGreaterThan(signatures.length / 4);
+    expect(encodePayloadBytes(signatures).equals(atQuality(signatures, 5))).toBe(true);
   });
 
   it("rejects a payload it did not produce", async () => {

@@ -19,7 +19,7 @@ import { replacesOf } from "../../src/core/replaces.js";
 import { normalizeSettings } from "../../src/core/settings.js";
 import type { Summarizer } from "../../src/core/summarizer.js";
 import { TokenEstimator } from "../../src/core/tokenEstimator.js";
-import { decodePayload, encodeJson, encodePayloadBytes, inflatePayload } from "../../src/queue/payloadCodec.js";
+import { decodePayload, encodeJson, encodePayloadBytes } from "../../src/queue/payloadCodec.js";
 import { signWebhook } from "../../src/webhooks/signing.js";
 import { TEST_WEBHOOK_SECRET } from "../../test/helpers/serviceConfig.js";
 import type { Workload } from "./workload.js";
@@ -87,13 +87,15 @@ export async function measureJobSteps(workloads: readonly Workload[], repetition
       const result = await timed("compact, the model answering at once", "worker and core", () =>
         compactor.compact(parseConversation({ messages: decoded.messages }), { reason: request.reason, knownCounts: known }),
       );
-      const stored = await timed("write and compress the result", "worker", () =>
-        encodeJson(JSON.stringify({ status: "completed", finishedAt: Date.now(), result })),
-      );
-      await timed("read the result back and sign the callback", "worker", () => {
-        const json = inflatePayload(stored).toString("utf8");
-        return signWebhook(TEST_WEBHOOK_SECRET, "msg_bench", `{"type":"compaction.completed","result":${json}}`);
+      const resultJson = await timed("write and compress the result", "worker", () => {
+        const json = JSON.stringify(result);
+        encodeJson(`{"status":"completed","finishedAt":${Date.now()},"result":${json}}`);
+        return json;
       });
+      // The first delivery sends the text just written; only a queued retry reads the result back.
+      await timed("sign the callback (its first delivery, from the text just stored)", "worker", () =>
+        signWebhook(TEST_WEBHOOK_SECRET, "msg_bench", `{"type":"compaction.completed","result":${resultJson}}`),
+      );
     }
   }
   const steps = [...samples].map(([name, { where, ms }]) => ({ name, where, medianMs: median(ms) }));

@@ -1,5 +1,8 @@
 /**
- * A worker process SIGKILLed in the middle of its jobs. Runs the built
+ * A worker process SIGKILLed in the middle of its jobs, and one SIGKILLed
+ * while it makes a callback's first delivery (the job is still its own then,
+ * so another worker takes it over and the callback goes out from the
+ * queue). Runs the built
  * `compactd worker` (`npm test` builds dist/ first; run `npm run build` before
  * running this file alone).
  */
@@ -20,6 +23,7 @@ import { startWorkerProcess } from "../helpers/workerProcess.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 
 const JOBS = 16;
+const FIRST_DELIVERY_PATH = "/first-delivery";
 
 let config: Config;
 let fake: FakeAnthropic;
@@ -30,7 +34,13 @@ const children: ChildProcess[] = [];
 beforeAll(async () => {
   // Summaries take about a second, so the kill lands while jobs are in flight.
   fake = await startFakeAnthropic({ script: () => ({ kind: "reply", delayMs: 120 }) });
-  receiver = await startWebhookReceiver();
+  // The first request to FIRST_DELIVERY_PATH is never answered: a worker is killed while it waits (the second test).
+  let hung = false;
+  receiver = await startWebhookReceiver((_index, request) => {
+    if (request.path !== FIRST_DELIVERY_PATH || hung) return { status: 204 };
+    hung = true;
+    return "hang";
+  });
   config = serviceConfig("crash", { COMPACTD_CALLBACK_ALLOW: "127.0.0.1" });
   app = await buildApp(config);
 });
@@ -111,4 +121,44 @@ describe("a worker process killed mid-jobs", () => {
     survivor.child.kill("SIGTERM");
     expect(await survivor.exited).toBe(0);
   }, 120_000);
+});
+
+describe("a worker killed during a callback's first delivery", () => {
+  it("loses no callback: the job is taken over and its callback delivered from the queue, the same bytes under the same webhook-id", async () => {
+    const doomed = await startWorkerProcess(config, fake);
+    children.push(doomed.child);
+    const response = await app.inject({
+      method: "POST",
+      url: "/v1/compactions",
+      headers: bearer("acme"),
+      payload: markedRequest("first-delivery-crash", { conversationId: "conv-first-delivery", callbackUrl: receiver.url(FIRST_DELIVERY_PATH) }),
+    });
+    expect(response.statusCode).toBe(202);
+    const { id } = response.json() as { id: string };
+
+    // The first delivery is out (and cut off only after a second): kill the worker now.
+    const deliveries = () => receiver.received.filter((callback) => callback.path === FIRST_DELIVERY_PATH);
+    await waitUntil(() => deliveries().length === 1, "the first delivery reaches the receiver");
+    doomed.child.kill("SIGKILL");
+    await doomed.exited;
+    const summarizerRequests = fake.requests.length;
+
+    const survivor = await startWorkerProcess(config, fake);
+    children.push(survivor.child);
+    await waitUntil(() => deliveries().length >= 2, "the callback arrives again, from the worker that took the job over", 30_000);
+    const [first, second] = deliveries();
+    expect(second!.headers["webhook-id"]).toBe(first!.headers["webhook-id"]);
+    expect(second!.body).toBe(first!.body);
+    const event = new Webhook(TEST_WEBHOOK_SECRET).verify(second!.body, second!.headers as Record<string, string>) as { type: string; id: string };
+    expect(event).toMatchObject({ type: "compaction.completed", id });
+
+    // Summarized once: the worker that took over found the stored outcome and only settled it.
+    const view = (await app.inject({ method: "GET", url: `/v1/compactions/${id}?wait=30`, headers: bearer("acme") })).json();
+    expect(view.status).toBe("completed");
+    expect(view.attempts).toBe(2);
+    expect(fake.requests.length).toBe(summarizerRequests);
+
+    survivor.child.kill("SIGTERM");
+    expect(await survivor.exited).toBe(0);
+  }, 60_000);
 });

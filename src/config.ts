@@ -411,8 +411,8 @@ const VARIABLES = {
     integer(1),
     "Longest delay between two callback attempts, so a receiver back up is reached within it.",
   ),
-  callbackTimeoutMs: withDefault("COMPACTD_CALLBACK_TIMEOUT_MS", "10000", integer(1), "Time a receiver has to answer one callback."),
-  callbackConcurrency: withDefault("COMPACTD_CALLBACK_CONCURRENCY", "50", integer(1), "Callbacks one worker delivers at once."),
+  callbackTimeoutMs: withDefault("COMPACTD_CALLBACK_TIMEOUT_MS", "10000", integer(1), "Time a receiver has to answer one queued callback; a first delivery, made as the job settles, waits at most a second of it."),
+  callbackConcurrency: withDefault("COMPACTD_CALLBACK_CONCURRENCY", "50", integer(1), "Queued callbacks one worker delivers at once."),
   redisCommandTimeoutMs: withDefault(
     "COMPACTD_REDIS_COMMAND_TIMEOUT_MS",
     "2000",
@@ -423,7 +423,7 @@ const VARIABLES = {
     "COMPACTD_CALLBACK_HOST_CONCURRENCY",
     "25",
     integer(1),
-    "Of a worker's callback slots, how many one receiver (host and port) may hold; its other callbacks wait in the queue.",
+    "Of a worker's callback slots, how many one receiver (host and port) may hold, first deliveries and queued ones together; its other callbacks wait in the queue.",
   ),
   shutdownTimeoutMs: withDefault(
     "COMPACTD_SHUTDOWN_TIMEOUT_MS",

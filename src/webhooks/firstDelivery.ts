@@ -1,7 +1,8 @@
 import type { CallbackNotice, NotifyCallback } from "../queue/jobLifecycle.js";
 import type { Logger } from "../telemetry/logger.js";
 import { bodyAroundResult, callbackDeliveryOf, type CallbackConfig, type CallbackQueue, callbackRetryPolicy, enqueueCallback } from "./callbackQueue.js";
-import type { CallbackSender } from "./callbackSender.js";
+import type { CallbackSender, CallbackTarget } from "./callbackSender.js";
+import type { DeliveryResult } from "./deliverCallback.js";
 import { FIRST_DELIVERY_TIMEOUT_MS, receiverOf } from "./receiverSlots.js";
 import { callbackRetryDelay } from "./retrySchedule.js";
 
@@ -38,24 +39,43 @@ import { callbackRetryDelay } from "./retrySchedule.js";
 export function firstDeliveryNotifier(queue: CallbackQueue, sender: CallbackSender, config: CallbackConfig, log: Logger): NotifyCallback {
   const policy = callbackRetryPolicy(config);
   const secret = config.webhookSecret;
-  return async (url, notice, resultJson) => {
+
+  /** The first attempt's upshot: delivered (or gone), failed (retry after the first delay), or to be queued at once. */
+  const deliverFirst = async (url: string, notice: CallbackNotice, resultJson: string | undefined): Promise<"delivered" | "failed" | "queue"> => {
     // Without a secret nothing can be signed: the queue's worker says so, and fails the callback.
     const body = secret === undefined ? undefined : firstBody(url, notice, resultJson);
     const slot = body === undefined ? undefined : sender.slots.takeForFirstDelivery(receiverOf(url));
-    if (secret === undefined || body === undefined || slot === undefined) {
-      await enqueueCallback(queue, { url, event: notice });
-      return;
-    }
+    if (secret === undefined || body === undefined || slot === undefined) return "queue";
     const timeoutMs = Math.min(FIRST_DELIVERY_TIMEOUT_MS, config.callbackTimeoutMs);
-    const result = await sender.send(body.target, secret, 1, body.text, slot, timeoutMs);
-    const fields = { webhookId: body.target.webhookId, event: notice.type, outcome: result.outcome, detail: result.detail, attempt: 1 };
-    if (result.outcome === "delivered" || result.outcome === "gone") {
-      log.debug(fields, "callback delivered");
-      return;
+    const fields = { webhookId: body.target.webhookId, event: notice.type, attempt: 1 };
+    let result: DeliveryResult;
+    try {
+      result = await sender.send(body.target, secret, 1, body.text, slot, timeoutMs);
+    } catch (error) {
+      // Whatever went wrong, the queue still has the callback.
+      log.error({ ...fields, error: error instanceof Error ? error.message : String(error) }, "callback's first delivery failed unexpectedly; it is queued");
+      return "queue";
     }
-    log.warn(fields, "callback attempt failed; it will be retried");
-    await enqueueCallback(queue, { url, event: notice }, result.outcome === "refused" ? 0 : callbackRetryDelay(1, policy));
+    if (result.outcome === "delivered" || result.outcome === "gone") {
+      log.debug({ ...fields, outcome: result.outcome, detail: result.detail }, "callback delivered");
+      return "delivered";
+    }
+    log.warn({ ...fields, outcome: result.outcome, detail: result.detail }, "callback attempt failed; it will be retried");
+    // A refused address is refused for good by the callback worker, and kept with the failed callbacks.
+    return result.outcome === "refused" ? "queue" : "failed";
   };
+
+  return async (url, notice, resultJson) => {
+    const upshot = await deliverFirst(url, notice, resultJson);
+    if (upshot === "delivered") return;
+    await enqueueCallback(queue, { url, event: notice }, upshot === "failed" ? callbackRetryDelay(1, policy) : 0);
+  };
+}
+
+/** A first delivery's body, and where it goes. */
+interface FirstBody {
+  readonly target: CallbackTarget;
+  readonly text: string;
 }
 
 /**
@@ -63,7 +83,7 @@ export function firstDeliveryNotifier(queue: CallbackQueue, sender: CallbackSend
  * always for an event that carries everything itself, and for a completed
  * compaction when its result text is at hand (the settling stored it).
  */
-function firstBody(url: string, notice: CallbackNotice, resultJson: string | undefined) {
+function firstBody(url: string, notice: CallbackNotice, resultJson: string | undefined): FirstBody | undefined {
   const delivery = callbackDeliveryOf(url, notice);
   if ("body" in delivery) return { target: delivery, text: delivery.body };
   if (!("bodyBeforeResult" in delivery) || resultJson === undefined) return undefined;

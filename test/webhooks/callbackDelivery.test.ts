@@ -7,7 +7,8 @@ import { type Config, loadConfig } from "../../src/config.js";
 import { createMetrics, type Metrics } from "../../src/metrics/metrics.js";
 import type { WebhookEvent } from "../../src/client/webhookEvents.js";
 import { type CallbackQueue, createCallbackQueue, enqueueCallback } from "../../src/webhooks/callbackQueue.js";
-import { createCallbackSender } from "../../src/webhooks/callbackSender.js";
+import { type CallbackSender, createCallbackSender } from "../../src/webhooks/callbackSender.js";
+import { createReceiverSlots } from "../../src/webhooks/receiverSlots.js";
 import { createCallbackWorker } from "../../src/webhooks/callbackWorker.js";
 import { firstDeliveryNotifier } from "../../src/webhooks/firstDelivery.js";
 import type { NotifyCallback } from "../../src/queue/jobLifecycle.js";
@@ -468,6 +469,23 @@ describe("a callback's first delivery, by the worker settling its job", () => {
     expect(await finalState(queue, slow.webhookId)).toBe("completed");
     expect(await finalState(queue, next.webhookId)).toBe("completed");
     expect(hook.received.map((r) => r.headers["webhook-id"]).sort()).toEqual([slow.webhookId, slow.webhookId, next.webhookId].sort());
+  });
+
+  it("queues a callback whose first delivery threw, so the callback worker still delivers it", async () => {
+    const { config, queue, results } = await harness("first-threw");
+    const hook = await receiver();
+    const throwing: CallbackSender = {
+      slots: createReceiverSlots(config.callbackHostConcurrency, config.callbackTimeoutMs),
+      send: () => Promise.reject(new Error("not this time")),
+      destroy: () => undefined,
+    };
+    const notify = firstDeliveryNotifier(queue, throwing, config, createLogger("worker", "silent"));
+    const { notice, resultJson, webhookId } = await settled(results);
+
+    await notify(hook.url(), notice, resultJson);
+
+    expect(await finalState(queue, webhookId)).toBe("completed");
+    expect(hook.received).toHaveLength(1);
   });
 
   it("queues at once a callback refused at its first delivery, and the callback worker fails it for good", async () => {

@@ -26,7 +26,7 @@ import type { CompactionJobData, CompactionSubmission } from "./compactionJob.js
 import type { CompactionJob, CompactionQueues, SubmitOutcome } from "./compactionQueue.js";
 import { viewJob, viewOfJob, viewOfTombstone, type JobView } from "./jobView.js";
 import { submitWithPayload, type PayloadStore } from "./payloadStore.js";
-import type { FinalOutcome, ResultStore, Tombstone } from "./resultStore.js";
+import type { FinalOutcome, JobError, ResultStore, Tombstone } from "./resultStore.js";
 
 /**
  * A callback to send: its event, except that a completed compaction's result
@@ -83,7 +83,9 @@ export interface JobLifecycle {
   /**
    * Records `outcome` unless one is recorded, deletes the job's payload (no
    * attempt is left to read it), and notifies; returns the recorded outcome
-   * (`outcome` itself when it was the first).
+   * (`outcome` itself when it was the first). A completed outcome yields to
+   * a cancellation flagged before it could be stored: the job is settled as
+   * cancelled instead, and that outcome returned.
    */
   settle(job: SettledJob, outcome: FinalOutcome): Promise<FinalOutcome>;
   /** Settles a job BullMQ failed for stalling, as {@link settle}. */
@@ -99,13 +101,11 @@ export interface JobLifecycleDeps {
   readonly batches: BatchStore;
   readonly metrics: Metrics;
   readonly notify: NotifyCallback;
-  /** Tells waiting API requests that a job has an outcome (see settledChannel.ts); runs once the outcome is stored. */
-  readonly announce: (jobId: string) => Promise<void>;
   /** Asks whichever worker holds a job to abort it (see cancelChannel.ts). */
   readonly broadcastCancel: (jobId: string) => Promise<void>;
 }
 
-export function createJobLifecycle({ queues, results, payloads, batches, metrics, notify, announce, broadcastCancel }: JobLifecycleDeps): JobLifecycle {
+export function createJobLifecycle({ queues, results, payloads, batches, metrics, notify, broadcastCancel }: JobLifecycleDeps): JobLifecycle {
   const completeBatch = async (batchId: string): Promise<void> => {
     const record = await batches.get(batchId);
     if (record?.callbackUrl === undefined) return;
@@ -125,17 +125,14 @@ export function createJobLifecycle({ queues, results, payloads, batches, metrics
   };
 
   const settle = async (job: SettledJob, outcome: FinalOutcome): Promise<FinalOutcome> => {
-    const { recorded, resultJson } = await results.saveOnce(job.id, outcome);
-    if (recorded === outcome) countOutcome(metrics, job, outcome);
     const { data } = job;
-    // Each of these needs the stored outcome and none needs another: sent
-    // together, they wait for one round trip on a busy event loop, not three
-    // (with hundreds of jobs in flight a worker's loop turn takes tens of ms).
-    await Promise.all([
-      payloads.delete(job.id, data.submissionId),
-      announce(job.id),
-      data.callbackUrl === undefined ? undefined : notify(data.callbackUrl, callbackEventOf(job.id, data, recorded), resultJson),
-    ]);
+    // One round trip stores the outcome, deletes the payload and tells waiting requests (ResultStore.settleOnce).
+    const stored = await results.settleOnce(job.id, outcome, payloads.keyOf(job.id, data));
+    // Cancelled while it ran, before its result was stored: it ends cancelled, and its result is dropped.
+    if (stored === "cancelled") return settle(job, { status: "cancelled", finishedAt: Date.now(), error: CANCELLATION });
+    const { recorded, resultJson } = stored;
+    if (recorded === outcome) countOutcome(metrics, job, outcome);
+    if (data.callbackUrl !== undefined) await notify(data.callbackUrl, callbackEventOf(job.id, data, recorded), resultJson);
     if (data.batchId !== undefined && (await batches.markFinished(data.batchId, job.id, recorded.status))) {
       await completeBatch(data.batchId);
     }
@@ -205,6 +202,9 @@ export function createJobLifecycle({ queues, results, payloads, batches, metrics
     completeBatch,
   };
 }
+
+/** How a job that was cancelled while it ran ended: what its callback and view say. */
+export const CANCELLATION: JobError = { code: ErrorCodes.cancelled, message: "the compaction was cancelled" };
 
 /** The callback a settled job's `callbackUrl` hears: the outcome's kind, not the result itself (the callback reads it from the store). */
 function callbackEventOf(id: string, data: CompactionJobData, recorded: FinalOutcome): CallbackNotice {

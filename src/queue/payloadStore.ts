@@ -15,8 +15,9 @@
  * never sees a job without it), and deleted again when the add turns out to
  * have created nothing (a replay, a reused key, a conversation already in
  * flight) or failed without storing the job. Settling a job deletes it for
- * good (jobLifecycle.ts): completed, failed after its last attempt,
- * cancelled, stalled too often. Retries find it where it was.
+ * good, in the same script that stores the outcome (ResultStore.settleOnce):
+ * completed, failed after its last attempt, cancelled, stalled too often.
+ * Retries find it where it was.
  *
  * Every key also expires after {@link PAYLOAD_TTL_SECONDS}, a safety net for
  * what the deletes above miss: an API process dying between the write and the
@@ -59,8 +60,14 @@ export class PayloadStore {
    * bytes. Undefined when the key is gone (expired, or lost with Redis data).
    */
   async read(jobId: string, data: CompactionJobData): Promise<Packed | undefined> {
-    if (data.payload !== undefined) return data.payload;
-    return (await this.redis.getBuffer(this.keys.payload(jobId, data.submissionId))) ?? undefined;
+    const key = this.keyOf(jobId, data);
+    if (key === undefined) return data.payload;
+    return (await this.redis.getBuffer(key)) ?? undefined;
+  }
+
+  /** The key of job `jobId`'s compressed conversation; undefined for a job of an earlier version that carries it inline. */
+  keyOf(jobId: string, data: CompactionJobData): string | undefined {
+    return data.payload !== undefined ? undefined : this.keys.payload(jobId, data.submissionId);
   }
 
   async delete(jobId: string, submissionId: string): Promise<void> {

@@ -13,7 +13,6 @@ import { createCompactionQueues, type CompactionQueues } from "./compactionQueue
 import { createJobLifecycle, type JobLifecycle, type NotifyCallback } from "./jobLifecycle.js";
 import { serviceKeys, type ServiceKeys } from "./queueNames.js";
 import { PayloadStore } from "./payloadStore.js";
-import { announceSettled } from "./settledChannel.js";
 import { ResultStore } from "./resultStore.js";
 
 export interface QueueStores {
@@ -60,7 +59,6 @@ export function openQueueStores(redis: RedisClient, config: Config, { metrics, n
       batches,
       metrics,
       notify,
-      announce: (jobId) => announceSettled(redis, keys, jobId),
       broadcastCancel: (jobId) => broadcastCancel(redis, keys, jobId),
     }),
     close: () => compactionQueues.close(),

@@ -86,18 +86,41 @@ export class ResultStore {
   ) {}
 
   /**
-   * Stores `outcome` unless the job already has one; returns whichever is
-   * stored (`recorded`) and, when it was `outcome` and completed, its
-   * result's JSON text as stored. This is the one compressed copy of a
-   * result: the job view and a queued `compaction.completed` callback read it
-   * from here, and the first delivery sends the text returned.
+   * Settles job `jobId`'s records in one round trip (one script, on the
+   * job's slot): stores `outcome` unless the job already has one, deletes
+   * `payloadKey` (the queued conversation, when the job has one in a key:
+   * no attempt is left to read it) and announces the settlement to waiting
+   * API requests (settledChannel.ts), after the store, so a waiter that
+   * reads the job on hearing it sees the outcome. A completed outcome
+   * yields to a cancellation flagged before it is stored: then nothing is
+   * stored or deleted, and the answer is "cancelled", for the caller to
+   * settle the job as cancelled. Otherwise it returns whichever outcome is
+   * stored (`recorded`) and, when that is `outcome` and completed, its
+   * result's JSON text as stored.
+   *
+   * This is the one compressed copy of a result: the job view and a queued
+   * `compaction.completed` callback read it from here, and the first delivery
+   * sends the text returned. One script rather than a command a step,
+   * because each command a job sends costs the worker tens of microseconds
+   * of CPU on a loaded loop (docs/BENCHMARKS.md, Service): the check for a
+   * cancellation, the store, the delete and the announcement took four.
    */
-  async saveOnce(jobId: string, outcome: FinalOutcome): Promise<{ readonly recorded: FinalOutcome; readonly resultJson?: string }> {
-    const key = this.keys.result(jobId);
+  async settleOnce(jobId: string, outcome: FinalOutcome, payloadKey?: string): Promise<{ readonly recorded: FinalOutcome; readonly resultJson?: string } | "cancelled"> {
     const { text, resultJson } = outcomeJson(outcome);
-    const written = await this.redis.set(key, storedForm(text, this.encoding), "EX", this.retentionSeconds, "NX");
-    if (written === "OK") return resultJson === undefined ? { recorded: outcome } : { recorded: outcome, resultJson };
-    return { recorded: (await this.get(jobId)) ?? outcome };
+    const [stored, existing] = await settleScript(this.redis)(
+      this.keys.result(jobId),
+      this.keys.cancelled(jobId),
+      payloadKey ?? this.keys.result(jobId),
+      storedForm(text, this.encoding),
+      this.retentionSeconds,
+      this.keys.settledChannel,
+      jobId,
+      outcome.status === "completed" ? 1 : 0,
+      payloadKey === undefined ? 0 : 1,
+    );
+    if (stored === SETTLE_YIELDED) return "cancelled";
+    if (stored === SETTLE_STORED) return resultJson === undefined ? { recorded: outcome } : { recorded: outcome, resultJson };
+    return { recorded: outcomeOf(existing) ?? outcome };
   }
 
   /**
@@ -122,18 +145,21 @@ export class ResultStore {
     await this.redis.set(this.keys.cancelled(jobId), "1", "EX", this.retentionSeconds);
   }
 
-  async isCancelled(jobId: string): Promise<boolean> {
-    return (await this.redis.exists(this.keys.cancelled(jobId))) === 1;
-  }
-
   /**
    * What a worker must know before it runs a job, in one round trip: whether
-   * it was cancelled, and the outcome a worker that died after settling it
-   * recorded. The two keys share the job's slot, so one MGET reads both.
+   * it was cancelled, the outcome a worker that died after settling it
+   * recorded, and, when `payloadKey` names the job's queued conversation,
+   * its bytes (null when Redis no longer holds them). The keys share the
+   * job's slot, so one MGET reads them all.
    */
-  async beforeRunning(jobId: string): Promise<{ readonly cancelled: boolean; readonly recorded: FinalOutcome | undefined }> {
-    const [cancelled, stored] = await this.redis.mgetBuffer(this.keys.cancelled(jobId), this.keys.result(jobId));
-    return { cancelled: cancelled !== null, recorded: outcomeOf(stored) };
+  async beforeRunning(
+    jobId: string,
+    payloadKey?: string,
+  ): Promise<{ readonly cancelled: boolean; readonly recorded: FinalOutcome | undefined; readonly payload?: Buffer | null }> {
+    const keys = [this.keys.cancelled(jobId), this.keys.result(jobId), ...(payloadKey === undefined ? [] : [payloadKey])];
+    const [cancelled, stored, payload] = await this.redis.mgetBuffer(...keys);
+    const known = { cancelled: cancelled !== null, recorded: outcomeOf(stored) };
+    return payloadKey === undefined ? known : { ...known, payload: payload ?? null };
   }
 
   async saveTombstone(jobId: string, tombstone: Tombstone): Promise<void> {
@@ -144,6 +170,51 @@ export class ResultStore {
     const json = await this.redis.get(this.keys.tombstone(jobId));
     return json === null ? undefined : (JSON.parse(json) as Tombstone);
   }
+}
+
+/** What the settling script answers first: the outcome was stored, another was stored before, or it yielded to a cancellation. */
+const SETTLE_STORED = 1;
+const SETTLE_YIELDED = 0;
+
+/**
+ * KEYS: the result, the cancellation flag, the payload (the result's own key
+ * when there is none to delete); ARGV: the stored outcome, its time to live,
+ * the settled channel, the job id, 1 when the outcome yields to a
+ * cancellation, 1 when the payload key is to be deleted. Answers
+ * {stored} or {previously stored, its value} or {yielded}.
+ */
+const SETTLE_LUA = `
+local existing = redis.call('GET', KEYS[1])
+if not existing then
+  if ARGV[5] == '1' and redis.call('EXISTS', KEYS[2]) == 1 then return {${SETTLE_YIELDED}} end
+  redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
+end
+if ARGV[6] == '1' then redis.call('UNLINK', KEYS[3]) end
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+if existing then return {2, existing} end
+return {${SETTLE_STORED}}
+`;
+
+type SettleScript = (
+  resultKey: string,
+  cancelledKey: string,
+  payloadKey: string,
+  value: string | Buffer,
+  ttlSeconds: number,
+  channel: string,
+  jobId: string,
+  yields: 0 | 1,
+  deletesPayload: 0 | 1,
+) => Promise<[number, Buffer | null | undefined]>;
+
+const SETTLE_COMMAND = "compactdSettle";
+
+/** The settling script on `redis`, defined once per connection (ioredis sends its SHA, and the script itself only when Redis does not know it). */
+function settleScript(redis: RedisClient): SettleScript {
+  const client = redis as unknown as Record<string, SettleScript | undefined> & { defineCommand: RedisClient["defineCommand"] };
+  if (client[`${SETTLE_COMMAND}Buffer`] === undefined) client.defineCommand(SETTLE_COMMAND, { numberOfKeys: 3, lua: SETTLE_LUA });
+  const command = client[`${SETTLE_COMMAND}Buffer`]!;
+  return (...args) => command.apply(redis, args);
 }
 
 /** A stored outcome, decoded; undefined when there is none. */

@@ -4,8 +4,9 @@
  * A request holding `?wait=N` learns that its job finished from here instead
  * of reading the job again every half second: two thousand waiters cost two
  * thousand Redis reads per finished job they wait for, not 27,000 reads a
- * second. The broadcast follows the outcome's storage (see jobLifecycle.ts),
- * so a waiter that reads the job on hearing it sees the outcome.
+ * second. The broadcast is made by the script that stores the outcome
+ * (ResultStore.settleOnce), after storing it, so a waiter that reads the job
+ * on hearing it sees the outcome.
  *
  * Pub/sub delivers at most once, and nothing while a subscriber is
  * reconnecting: the listener is told when its subscription is (re)established
@@ -14,10 +15,6 @@
  */
 import type { RedisClient } from "./redisConnection.js";
 import type { ServiceKeys } from "./queueNames.js";
-
-export async function announceSettled(redis: RedisClient, keys: ServiceKeys, jobId: string): Promise<void> {
-  await redis.publish(keys.settledChannel, jobId);
-}
 
 export interface SettledListener {
   /** Called with each job id settled from now on. */

@@ -31,7 +31,7 @@ import { observeLatency, traceExemplar } from "../metrics/exemplars.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Logger } from "../telemetry/logger.js";
 import type { CompactionJobData, ConversationPayload } from "../queue/compactionJob.js";
-import type { JobLifecycle } from "../queue/jobLifecycle.js";
+import { CANCELLATION, type JobLifecycle } from "../queue/jobLifecycle.js";
 import { inflatePayload, type Packed } from "../queue/payloadCodec.js";
 import type { PayloadStore } from "../queue/payloadStore.js";
 import type { FinalOutcome, JobError, ResultStore } from "../queue/resultStore.js";
@@ -89,7 +89,7 @@ class JobRejected extends Error {
   }
 }
 
-const CANCELLED = new JobRejected("cancelled", { code: ErrorCodes.cancelled, message: "the compaction was cancelled" });
+const CANCELLED = new JobRejected("cancelled", CANCELLATION);
 
 export function createCompactionProcessor(deps: ProcessorDeps): CompactionProcessor {
   const { results, payloads, lifecycle, metrics } = deps;
@@ -102,7 +102,8 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
     log: Logger,
   ): Promise<FinalOutcome> => {
     const { data } = job;
-    const { cancelled, recorded } = await results.beforeRunning(idOf(job));
+    // The conversation's bytes come with the cancellation check, in the same round trip.
+    const { cancelled, recorded, payload } = await results.beforeRunning(idOf(job), payloads.keyOf(idOf(job), data));
     if (cancelled) throw CANCELLED;
     // Taken over from a worker that died after recording the outcome: deliver that one.
     if (recorded !== undefined) return recorded;
@@ -119,12 +120,18 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
     // failed summarizer call: waiting on the summarizer, the job holds
     // neither the parsed conversation nor its compressed bytes (those stay in
     // Redis until the job is settled).
+    let prefetched = payload;
     const conversation: ConversationSource = {
-      read: async () =>
-        openPayload(await payloadOf(payloads, idOf(job), data), async (jsonBytes) => {
+      read: async () => {
+        // The first read takes the bytes read before running; a second (an offline fallback) reads them again.
+        const packed = prefetched === undefined ? await payloadOf(payloads, idOf(job), data) : prefetched;
+        prefetched = undefined;
+        if (packed === null) throw MISSING;
+        return openPayload(packed, async (jsonBytes) => {
           lockMs = lockForCpuWork(jsonBytes, deps.lockDurationMs);
           await holdLock();
-        }),
+        });
+      },
     };
     const chosen = deps.summarizerFor(data.model);
     const summarizer = chosen === OFFLINE_SUMMARIZER ? chosen : holdLockAfterEachCall(traceSummarizerCalls(chosen), holdLock);
@@ -161,7 +168,7 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
     if (!finalAttempt && result.degradation.some(({ cause }) => isTransient(cause))) {
       throw new SummarizerUnavailableError(result.degradedReason ?? "unknown failure");
     }
-    if (await results.isCancelled(idOf(job))) throw CANCELLED;
+    // Settling stores it unless the job was cancelled meanwhile (ResultStore.settleOnce).
     return { status: "completed", finishedAt: Date.now(), result: { ...result, replaces: data.replaces } };
   };
 
@@ -199,7 +206,8 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
     }
     const recorded = await lifecycle.settle({ id: idOf(job), data: job.data, timestamp: job.timestamp }, outcome);
     span?.setAttribute("compactd.outcome", recorded.status === "completed" && recorded.result.degraded ? "degraded" : recorded.status);
-    if (recorded === outcome) logOutcome(log, job, outcome);
+    // Logged by whoever stored it: this worker, or (a completed outcome that yielded to a cancellation) this worker's settling.
+    if (recorded === outcome || (outcome.status === "completed" && recorded.status === "cancelled")) logOutcome(log, job, recorded);
     if (recorded.status === "completed") return { degraded: recorded.result.degraded };
     throw new UnrecoverableError(recorded.status === "cancelled" ? CANCEL_REASON : `${recorded.error.code}: ${recorded.error.message}`);
   };

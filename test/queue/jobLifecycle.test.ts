@@ -15,6 +15,7 @@ import type { FinalOutcome } from "../../src/queue/resultStore.js";
 import { deleteKeysUnder } from "../helpers/redisTestPrefix.js";
 import { serviceConfig } from "../helpers/serviceConfig.js";
 import { testJobData } from "../helpers/jobData.js";
+import { storedResult } from "../helpers/storedResult.js";
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -69,6 +70,21 @@ async function counted(all: readonly Process[], outcome: string): Promise<number
 }
 
 describe("the job lifecycle", () => {
+  it("settles a job cancelled after its summary was written as cancelled, once, and drops the result", async () => {
+    const [worker] = processes("lifecycle-cancelled-late", 1);
+    const job = { id: newJobId(), data: jobData(), timestamp: Date.now() - 1000 };
+    await worker!.stores.results.markCancelled(job.id);
+    const completed: FinalOutcome = { status: "completed", finishedAt: Date.now(), result: storedResult() };
+
+    const recorded = await worker!.stores.lifecycle.settle(job, completed);
+
+    expect(recorded).toMatchObject({ status: "cancelled", error: { code: "cancelled" } });
+    expect(await worker!.stores.results.get(job.id)).toEqual(recorded);
+    expect(await counted([worker!], "cancelled")).toBe(1);
+    expect(await counted([worker!], "completed")).toBe(0);
+    expect(worker!.sent.map(({ event }) => event)).toMatchObject([{ type: "compaction.failed", id: job.id, error: { code: "cancelled", status: "cancelled" } }]);
+  });
+
   it("records, counts and notifies the first outcome once, whichever process settles first", async () => {
     const all = processes("lifecycle-settle", 2);
     const [api, worker] = all;

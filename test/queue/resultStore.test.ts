@@ -44,7 +44,7 @@ describe("what a worker reads before running a job", () => {
       const jobId = jobIdInShard(newJobSeed(), shard);
       expect(await results.beforeRunning(jobId)).toEqual({ cancelled: false, recorded: undefined });
 
-      await results.saveOnce(jobId, failed);
+      await results.settleOnce(jobId, failed);
       expect(await results.beforeRunning(jobId)).toEqual({ cancelled: false, recorded: failed });
 
       await results.markCancelled(jobId);
@@ -71,7 +71,7 @@ describe("the two forms a result is stored in (COMPACTD_RESULT_ENCODING)", () =>
         [results, results],
       ] as const) {
         const jobId = jobIdInShard(newJobSeed(), 0);
-        await writer.saveOnce(jobId, completed);
+        await writer.settleOnce(jobId, completed);
         expect(await reader.get(jobId)).toEqual(completed);
         expect(JSON.parse((await reader.resultJson(jobId))!)).toEqual(completed.result);
         expect(await reader.beforeRunning(jobId)).toEqual({ cancelled: false, recorded: completed });
@@ -82,8 +82,8 @@ describe("the two forms a result is stored in (COMPACTD_RESULT_ENCODING)", () =>
   it("stores raw a quarter smaller than base64, behind a byte base64 never starts with", async () => {
     const { results, other, redis, keys } = stores("raw");
     const [rawId, textId] = [jobIdInShard(newJobSeed(), 0), jobIdInShard(newJobSeed(), 0)];
-    await results.saveOnce(rawId, completed);
-    await other.saveOnce(textId, completed);
+    await results.settleOnce(rawId, completed);
+    await other.settleOnce(textId, completed);
     const [raw, text] = [(await redis.getBuffer(keys.result(rawId)))!, (await redis.getBuffer(keys.result(textId)))!];
     expect(raw[0]).toBe(0);
     expect(text.toString("latin1")).toMatch(/^[A-Za-z0-9+/]+=*$/);
@@ -91,3 +91,44 @@ describe("the two forms a result is stored in (COMPACTD_RESULT_ENCODING)", () =>
     expect(raw.length / text.length).toBeLessThan(0.76);
   });
 });
+
+describe("settling a job's records in one round trip", () => {
+  const completed: FinalOutcome = { status: "completed", finishedAt: 1_700_000_000_000, result: storedResult() };
+
+  it("stores the outcome once, deletes the payload and announces the job only once its outcome can be read", async () => {
+    const { results, redis, keys } = stores();
+    const jobId = jobIdInShard(newJobSeed(), 2);
+    const payloadKey = keys.payload(jobId, "submission-1");
+    await redis.set(payloadKey, Buffer.from("compressed conversation"));
+    expect((await results.beforeRunning(jobId, payloadKey)).payload).toEqual(Buffer.from("compressed conversation"));
+
+    const subscriber = redis.duplicate();
+    cleanups.push(() => closeRedisConnection(subscriber));
+    const readOnAnnouncement = new Promise<FinalOutcome | undefined>((resolve) => {
+      subscriber.on("message", (channel: string, id: string) => {
+        if (channel === keys.settledChannel && id === jobId) void results.get(jobId).then(resolve);
+      });
+    });
+    await subscriber.subscribe(keys.settledChannel);
+
+    const stored = await results.settleOnce(jobId, completed, payloadKey);
+    expect(stored).toEqual({ recorded: completed, resultJson: JSON.stringify(completed.result) });
+    expect(await readOnAnnouncement).toEqual(completed);
+    expect(await redis.exists(payloadKey)).toBe(0);
+    expect((await results.beforeRunning(jobId, payloadKey)).payload).toBeNull();
+    // A second settling (a takeover) finds the first outcome, and is handed no result text to send.
+    expect(await results.settleOnce(jobId, failed)).toEqual({ recorded: completed });
+  });
+
+  it("drops a completed outcome for a job cancelled before it is stored, but records a failure", async () => {
+    const { results } = stores();
+    const [cancelled, cancelledAndFailed] = [jobIdInShard(newJobSeed(), 0), jobIdInShard(newJobSeed(), 1)];
+    await results.markCancelled(cancelled);
+    expect(await results.settleOnce(cancelled, completed)).toBe("cancelled");
+    expect(await results.get(cancelled)).toBeUndefined();
+
+    await results.markCancelled(cancelledAndFailed);
+    expect(await results.settleOnce(cancelledAndFailed, failed)).toEqual({ recorded: failed });
+  });
+});
+

@@ -180,7 +180,7 @@ describe("callback delivery", () => {
     const hook = await receiver();
     const id = `cmp_${randomBytes(16).toString("hex")}`;
     const result = awkwardResult();
-    await results.saveOnce(id, { status: "completed", finishedAt: 1_700_000_000_000, result });
+    await results.settleOnce(id, { status: "completed", finishedAt: 1_700_000_000_000, result });
     const webhookId = await enqueueCallback(queue, {
       url: hook.url(),
       event: { type: "compaction.completed", id, conversationId: "conv-1", batchId: "bat_1", metadata: { ticket: 7 } },
@@ -402,7 +402,9 @@ describe("a callback's first delivery, by the worker settling its job", () => {
   /** Stores a completed outcome as settling does and returns what settling hands the notifier. */
   async function settled(results: ResultStore, result = awkwardResult()) {
     const id = `cmp_${randomBytes(16).toString("hex")}`;
-    const { resultJson } = await results.saveOnce(id, { status: "completed", finishedAt: Date.now(), result });
+    const stored = await results.settleOnce(id, { status: "completed", finishedAt: Date.now(), result });
+    if (stored === "cancelled") throw new Error("the test job is not cancelled");
+    const { resultJson } = stored;
     const notice = { type: "compaction.completed" as const, id, conversationId: "conv-1", metadata: null };
     return { id, notice, resultJson, result, webhookId: webhookIdFor(notice.type, id) };
   }

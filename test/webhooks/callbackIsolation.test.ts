@@ -74,7 +74,7 @@ describe("callbacks waiting for a busy receiver's slot", () => {
     const callbacks = config.callbackHostConcurrency + 20;
     for (let i = 0; i < callbacks; i++) {
       const id = `cmp_reads_${i}`;
-      await results.saveOnce(id, { status: "completed", finishedAt: Date.now(), result: storedResult() });
+      await results.settleOnce(id, { status: "completed", finishedAt: Date.now(), result: storedResult() });
       await enqueueCallback(queue, { url: hanging.url(), event: { type: "compaction.completed", id, conversationId: null, metadata: null } });
     }
     startWorker(results);

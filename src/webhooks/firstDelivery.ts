@@ -24,7 +24,7 @@ import { callbackRetryDelay } from "./retrySchedule.js";
  * outcome and settles it again, which queues the callback (it has no result
  * text of its own). So a callback is delivered at least once, as a queued
  * one is; a receiver that answered just before the worker died hears it
- * twice under one webhook-id, which Standard Webhooks receivers deduplicate.
+ * twice under one webhook-id, on which receivers deduplicate (README, "Webhooks").
  *
  * Nobody's compaction waits on a slow receiver for long: a first delivery
  * goes only to a receiver with a free slot of its share that answered its

@@ -174,6 +174,7 @@ export class ResultStore {
 
 /** What the settling script answers first: the outcome was stored, another was stored before, or it yielded to a cancellation. */
 const SETTLE_STORED = 1;
+const SETTLE_FOUND = 2;
 const SETTLE_YIELDED = 0;
 
 /**
@@ -191,7 +192,7 @@ if not existing then
 end
 if ARGV[6] == '1' then redis.call('UNLINK', KEYS[3]) end
 redis.call('PUBLISH', ARGV[3], ARGV[4])
-if existing then return {2, existing} end
+if existing then return {${SETTLE_FOUND}, existing} end
 return {${SETTLE_STORED}}
 `;
 

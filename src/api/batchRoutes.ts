@@ -18,6 +18,7 @@ import { batchItemJobSeed, idempotentBatchId, isBatchId, isIssuedId, jobIdInShar
 import type { FinalStatus } from "../queue/resultStore.js";
 import { ApiError, gone } from "./apiError.js";
 import type { ApiServices } from "./apiServices.js";
+import { takeBody } from "./jsonBodies.js";
 import { checkCallback, ensureCapacity, keyReused, readIdempotencyKey } from "./compactionRoutes.js";
 import { ErrorCodes } from "../client/errorCodes.js";
 
@@ -48,7 +49,7 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
     const batchId = idempotencyKey === undefined ? newBatchId() : idempotentBatchId(tenant, idempotencyKey);
     const examined = await services.intake.batch({
       kind: "batch",
-      body: request.body,
+      body: takeBody(request).body,
       tenant,
       idempotent: idempotencyKey !== undefined,
       maxItems: services.config.maxBatchItems,

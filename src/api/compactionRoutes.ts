@@ -9,7 +9,7 @@ import { CallbackUrlError, checkCallbackUrl } from "../webhooks/callbackUrl.js";
 import { ApiError, gone, invalidField, RETRY_AFTER_SECONDS } from "./apiError.js";
 import type { ApiServices } from "./apiServices.js";
 import { MAX_WAIT_SECONDS } from "./jobWaiter.js";
-import { receivedJsonOf } from "./jsonBodies.js";
+import { takeBody } from "./jsonBodies.js";
 import { ErrorCodes } from "../client/errorCodes.js";
 
 /** How long a DELETE waits for a running job's worker to confirm the abort before answering 202. */
@@ -21,14 +21,7 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
   app.post("/v1/compactions", async (request, reply) => {
     const { tenant } = request;
     const idempotencyKey = readIdempotencyKey(request);
-    const json = receivedJsonOf(request.body);
-    const examined = await services.intake.compaction({
-      kind: "compaction",
-      body: request.body,
-      tenant,
-      idempotent: idempotencyKey !== undefined,
-      ...(json !== undefined && { json }),
-    });
+    const examined = await services.intake.compaction({ kind: "compaction", ...takeBody(request), tenant, idempotent: idempotencyKey !== undefined });
     const { request: body, requestDigest, decision } = examined;
     const seed = idempotencyKey === undefined ? newJobSeed() : idempotentJobSeed(tenant, idempotencyKey);
     const jobId = jobIdInShard(seed, shardFor(tenant, body.conversationId, seed, queues.shards.length));

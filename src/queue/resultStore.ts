@@ -107,16 +107,15 @@ export class ResultStore {
    */
   async settleOnce(jobId: string, outcome: FinalOutcome, payloadKey?: string): Promise<{ readonly recorded: FinalOutcome; readonly resultJson?: string } | "cancelled"> {
     const { text, resultJson } = outcomeJson(outcome);
+    const keys = [this.keys.result(jobId), this.keys.cancelled(jobId), ...(payloadKey === undefined ? [] : [payloadKey])];
     const [stored, existing] = await settleScript(this.redis)(
-      this.keys.result(jobId),
-      this.keys.cancelled(jobId),
-      payloadKey ?? this.keys.result(jobId),
+      keys.length,
+      ...keys,
       storedForm(text, this.encoding),
       this.retentionSeconds,
       this.keys.settledChannel,
       jobId,
       outcome.status === "completed" ? 1 : 0,
-      payloadKey === undefined ? 0 : 1,
     );
     if (stored === SETTLE_YIELDED) return "cancelled";
     if (stored === SETTLE_STORED) return resultJson === undefined ? { recorded: outcome } : { recorded: outcome, resultJson };
@@ -178,10 +177,9 @@ const SETTLE_FOUND = 2;
 const SETTLE_YIELDED = 0;
 
 /**
- * KEYS: the result, the cancellation flag, the payload (the result's own key
- * when there is none to delete); ARGV: the stored outcome, its time to live,
- * the settled channel, the job id, 1 when the outcome yields to a
- * cancellation, 1 when the payload key is to be deleted. Answers
+ * KEYS: the result, the cancellation flag and, when the job has one in a
+ * key, its payload; ARGV: the stored outcome, its time to live, the settled
+ * channel, the job id, 1 when the outcome yields to a cancellation. Answers
  * {stored} or {previously stored, its value} or {yielded}.
  */
 const SETTLE_LUA = `
@@ -190,30 +188,21 @@ if not existing then
   if ARGV[5] == '1' and redis.call('EXISTS', KEYS[2]) == 1 then return {${SETTLE_YIELDED}} end
   redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2])
 end
-if ARGV[6] == '1' then redis.call('UNLINK', KEYS[3]) end
+if KEYS[3] then redis.call('UNLINK', KEYS[3]) end
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 if existing then return {${SETTLE_FOUND}, existing} end
 return {${SETTLE_STORED}}
 `;
 
-type SettleScript = (
-  resultKey: string,
-  cancelledKey: string,
-  payloadKey: string,
-  value: string | Buffer,
-  ttlSeconds: number,
-  channel: string,
-  jobId: string,
-  yields: 0 | 1,
-  deletesPayload: 0 | 1,
-) => Promise<[number, Buffer | null | undefined]>;
+/** Called with the number of keys first, then the keys, then ARGV (the script's key count varies). */
+type SettleScript = (numberOfKeys: number, ...keysThenArgs: (string | number | Buffer)[]) => Promise<[number, Buffer | null | undefined]>;
 
 const SETTLE_COMMAND = "compactdSettle";
 
 /** The settling script on `redis`, defined once per connection (ioredis sends its SHA, and the script itself only when Redis does not know it). */
 function settleScript(redis: RedisClient): SettleScript {
   const client = redis as unknown as Record<string, SettleScript | undefined> & { defineCommand: RedisClient["defineCommand"] };
-  if (client[`${SETTLE_COMMAND}Buffer`] === undefined) client.defineCommand(SETTLE_COMMAND, { numberOfKeys: 3, lua: SETTLE_LUA });
+  if (client[`${SETTLE_COMMAND}Buffer`] === undefined) client.defineCommand(SETTLE_COMMAND, { lua: SETTLE_LUA });
   const command = client[`${SETTLE_COMMAND}Buffer`]!;
   return (...args) => command.apply(redis, args);
 }

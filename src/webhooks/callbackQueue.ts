@@ -121,8 +121,12 @@ export function bodyAroundResult(delivery: { readonly bodyBeforeResult: string }
  * `webhook-id`, which is the BullMQ job id, so enqueuing one event twice
  * while its job is kept delivers it once.
  */
-export async function enqueueCallback(queue: CallbackQueue, { url, event }: { url: string; event: CallbackNotice }, delayMs = 0): Promise<string> {
-  const delivery = callbackDeliveryOf(url, event);
+export function enqueueCallback(queue: CallbackQueue, { url, event }: { url: string; event: CallbackNotice }, delayMs = 0): Promise<string> {
+  return enqueueDelivery(queue, callbackDeliveryOf(url, event), delayMs);
+}
+
+/** {@link enqueueCallback} of a delivery already built with {@link callbackDeliveryOf}. */
+export async function enqueueDelivery(queue: CallbackQueue, delivery: CallbackJobData, delayMs = 0): Promise<string> {
   await queue.add(CALLBACK_JOB_NAME, delivery, { jobId: delivery.webhookId, ...(delayMs > 0 && { delay: delayMs }) });
   return delivery.webhookId;
 }

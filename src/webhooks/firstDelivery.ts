@@ -1,7 +1,7 @@
-import type { CallbackNotice, NotifyCallback } from "../queue/jobLifecycle.js";
+import type { NotifyCallback } from "../queue/jobLifecycle.js";
 import type { Logger } from "../telemetry/logger.js";
-import { bodyAroundResult, callbackDeliveryOf, type CallbackConfig, type CallbackQueue, callbackRetryPolicy, enqueueCallback } from "./callbackQueue.js";
-import type { CallbackSender, CallbackTarget } from "./callbackSender.js";
+import { bodyAroundResult, callbackDeliveryOf, type CallbackConfig, type CallbackJobData, type CallbackQueue, callbackRetryPolicy, enqueueDelivery } from "./callbackQueue.js";
+import type { CallbackSender } from "./callbackSender.js";
 import type { DeliveryResult } from "./deliverCallback.js";
 import { FIRST_DELIVERY_TIMEOUT_MS, receiverOf } from "./receiverSlots.js";
 import { callbackRetryDelay } from "./retrySchedule.js";
@@ -41,16 +41,16 @@ export function firstDeliveryNotifier(queue: CallbackQueue, sender: CallbackSend
   const secret = config.webhookSecret;
 
   /** The first attempt's upshot: delivered (or gone), failed (retry after the first delay), or to be queued at once. */
-  const deliverFirst = async (url: string, notice: CallbackNotice, resultJson: string | undefined): Promise<"delivered" | "failed" | "queue"> => {
+  const deliverFirst = async (delivery: CallbackJobData, resultJson: string | undefined): Promise<"delivered" | "failed" | "queue"> => {
     // Without a secret nothing can be signed: the queue's worker says so, and fails the callback.
-    const body = secret === undefined ? undefined : firstBody(url, notice, resultJson);
-    const slot = body === undefined ? undefined : sender.slots.takeForFirstDelivery(receiverOf(url));
-    if (secret === undefined || body === undefined || slot === undefined) return "queue";
+    const text = secret === undefined ? undefined : firstBody(delivery, resultJson);
+    const slot = text === undefined ? undefined : sender.slots.takeForFirstDelivery(receiverOf(delivery.url));
+    if (secret === undefined || text === undefined || slot === undefined) return "queue";
     const timeoutMs = Math.min(FIRST_DELIVERY_TIMEOUT_MS, config.callbackTimeoutMs);
-    const fields = { webhookId: body.target.webhookId, event: notice.type, attempt: 1 };
+    const fields = { webhookId: delivery.webhookId, event: delivery.type, attempt: 1 };
     let result: DeliveryResult;
     try {
-      result = await sender.send(body.target, secret, 1, body.text, slot, timeoutMs);
+      result = await sender.send(delivery, secret, 1, text, slot, timeoutMs);
     } catch (error) {
       // Whatever went wrong, the queue still has the callback.
       log.error({ ...fields, error: error instanceof Error ? error.message : String(error) }, "callback's first delivery failed unexpectedly; it is queued");
@@ -66,16 +66,12 @@ export function firstDeliveryNotifier(queue: CallbackQueue, sender: CallbackSend
   };
 
   return async (url, notice, resultJson) => {
-    const upshot = await deliverFirst(url, notice, resultJson);
+    // Built once: the first attempt sends it, and the queue keeps it for the retries.
+    const delivery = callbackDeliveryOf(url, notice);
+    const upshot = await deliverFirst(delivery, resultJson);
     if (upshot === "delivered") return;
-    await enqueueCallback(queue, { url, event: notice }, upshot === "failed" ? callbackRetryDelay(1, policy) : 0);
+    await enqueueDelivery(queue, delivery, upshot === "failed" ? callbackRetryDelay(1, policy) : 0);
   };
-}
-
-/** A first delivery's body, and where it goes. */
-interface FirstBody {
-  readonly target: CallbackTarget;
-  readonly text: string;
 }
 
 /**
@@ -83,9 +79,8 @@ interface FirstBody {
  * always for an event that carries everything itself, and for a completed
  * compaction when its result text is at hand (the settling stored it).
  */
-function firstBody(url: string, notice: CallbackNotice, resultJson: string | undefined): FirstBody | undefined {
-  const delivery = callbackDeliveryOf(url, notice);
-  if ("body" in delivery) return { target: delivery, text: delivery.body };
+function firstBody(delivery: CallbackJobData, resultJson: string | undefined): string | undefined {
+  if ("body" in delivery) return delivery.body;
   if (!("bodyBeforeResult" in delivery) || resultJson === undefined) return undefined;
-  return { target: delivery, text: bodyAroundResult(delivery, resultJson) };
+  return bodyAroundResult(delivery, resultJson);
 }

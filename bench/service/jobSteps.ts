@@ -50,7 +50,7 @@ const CALLBACK_URL = "http://127.0.0.1:9/callback";
 
 export async function measureJobSteps(workloads: readonly Workload[], repetitions: number): Promise<JobStepsResult> {
   const samples = new Map<string, { where: JobStep["where"]; ms: number[] }>();
-  // CPU time, not wall time: brotli runs on libuv's pool, and the machine may be busy.
+  // CPU time, not wall time: the machine may be busy, and every thread counts.
   const timed = async <T>(name: string, where: JobStep["where"], step: () => T | Promise<T>): Promise<T> => {
     const started = process.cpuUsage();
     const value = await step();

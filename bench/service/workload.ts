@@ -3,7 +3,7 @@
  * of JSON cut from real agent sessions in the shared corpus.
  *
  * Built conversations would not do here: their text is slices of one filler
- * string, which brotli packs far tighter than real tool output, so the Redis
+ * string, which a compressor packs far tighter than real tool output, so the Redis
  * bytes per job (and the codec's CPU) would look better than they are. Each
  * stretch starts at a prompt, so no tool result lacks its call, and runs
  * until it holds ~100 KB and no call is left unanswered, so the summarizer

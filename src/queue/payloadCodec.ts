@@ -4,59 +4,64 @@
  *
  * A queued job carries the whole conversation (100 KB is ordinary, megabytes
  * happen) and Redis holds it in memory until a worker is free, so backlog
- * capacity is set by payload size. Brotli at a middling quality shrinks agent
- * transcripts (prose, code, JSON tool output) to about a quarter in about a
- * millisecond per 100 KB. A queued conversation is stored as those raw bytes,
- * in a key of its own beside its job (payloadStore.ts): in BullMQ's job data,
- * which is JSON text, it would need base64, a third more. What must live in
- * text (results, the inline payloads of jobs queued by earlier versions) is
- * the same bytes as base64, and {@link inflatePayload} reads either form.
+ * capacity is set by payload size. Zstandard shrinks agent transcripts
+ * (prose, code, JSON tool output) to about a quarter: at level 3 in a
+ * quarter of a millisecond per 100 KB, a quarter of what brotli, which
+ * earlier versions wrote, took at quality 4 for about the same bytes, and
+ * gives them back in a third of brotli's time (docs/BENCHMARKS.md,
+ * Service). A queued conversation is stored as those raw
+ * bytes, in a key of its own beside its job (payloadStore.ts): in BullMQ's
+ * job data, which is JSON text, it would need base64, a third more. What
+ * must live in text (results stored as base64, the inline payloads of jobs
+ * queued by earlier versions) is the same bytes as base64, and
+ * {@link inflatePayload} reads either form.
+ *
+ * Reading also takes brotli, which every earlier version wrote: a zstd frame
+ * opens with its magic number, and no brotli stream those versions wrote can
+ * open with its first byte (see {@link isZstdFrame}), so what is stored says
+ * which it is. A process of an earlier version cannot read zstd, which is
+ * why DEPLOY.md has the workers upgraded first.
  *
  * Everything here is synchronous, on the caller's thread, for two reasons.
- * - It costs less: a 100 KB conversation took 1.29 ms of CPU through zlib's
- *   asynchronous API and 1.08 ms synchronously, the difference being the
- *   round trips between libuv's thread pool and the event loop; under load
- *   the API and the worker each spent about a millisecond less per job
- *   (docs/BENCHMARKS.md, Service). And brotli's state (1–2 MB at quality 5)
- *   is freed when the call returns rather than when the handle is closed
- *   after its last callback, so a process never holds many at once.
+ * - It costs less: zlib's asynchronous API cost a 100 KB conversation 0.2 ms
+ *   more than its synchronous one, the round trips between libuv's thread
+ *   pool and the event loop; under load the API and the worker each spent
+ *   about a millisecond less per job once compression was synchronous
+ *   (docs/BENCHMARKS.md, Service).
  * - A job does not depend on libuv's pool, which a process shares with the
  *   file system and `dns.lookup`. libuv lets lookups take at most half of
  *   it, so a resolver that does not answer only slowed the compressions
  *   down; a file system call that hangs could stop them all
  *   (test/worker/threadPoolHeld.test.ts holds the whole pool through a job).
- * The cost is the event loop's: about a millisecond per 100 KB, in the same
- * stretch as parsing the same JSON (the API's intake, lockForCpuWork.ts in
- * the worker), which takes longer.
- *
- * Brotli's window is sized to each text (see {@link windowBitsFor}), and a
- * decompression's output buffer to the text it will most likely give back
- * (see {@link outputChunkFor}): both defaults suit streams of unknown length,
- * and a queued conversation or a result is a buffer of known length.
+ * The cost is the event loop's, in the same stretch as parsing the same JSON
+ * (the API's intake, lockForCpuWork.ts in the worker), which takes longer.
  */
-import { brotliCompressSync, brotliDecompressSync, constants } from "node:zlib";
-
-/**
- * Results are kept for a day by default and, at high rates, are what sizes
- * Redis: they are compressed at quality 5, where brotli stops paying off
- * here (9 saves another 2% at six times the CPU).
- */
-const RESULT_QUALITY = 5;
+import { brotliDecompressSync, constants } from "node:zlib";
+import { compress, decompress } from "zstd-napi";
 
 /**
  * A queued conversation lives only until its job settles, and every request
- * pays for its compression on the API: it is compressed at quality 4 (about
- * two thirds of quality 5's CPU, 1-2 points of the text larger), and again at
- * quality 5 only when quality 4 leaves more than {@link QUICK_SHARE} of it.
- * Quality 5 alone keeps every corpus conversation's job within 30% of its
- * JSON in Redis, the goal the queue is sized by; quality 4 alone would put
- * the largest at 31-32% (docs/BENCHMARKS.md, the Service reading). A
- * quarter keeps what quality 4 is accepted for within that goal with the
- * job's hash and the allocator's rounding on top (a 100 KB conversation:
- * at most 25 KB, in jemalloc's 28 KB class, plus 1.2 KB).
+ * pays for its compression on the API: it is compressed at level 3, and
+ * again at {@link FALLBACK_LEVEL} only when level 3 leaves more than
+ * {@link QUICK_SHARE} of it. On the bench's sixteen corpus conversations,
+ * level 3 alone leaves four of them over a quarter and the largest at 28.7%
+ * of its JSON, which with the job's hash and the allocator's rounding
+ * (a 100 KB conversation: at most 25 KB, in jemalloc's 28 KB class, plus
+ * 1.2 KB) would break the goal the queue is sized by, 30% in Redis; the
+ * rule keeps every one within it at 0.6 ms per 100 KB on average, against
+ * 1.1 ms for brotli at quality 4 and then 5 (docs/BENCHMARKS.md, Service).
  */
-const QUICK_QUALITY = 4;
+const QUICK_LEVEL = 3;
+const FALLBACK_LEVEL = 9;
 const QUICK_SHARE = 0.25;
+
+/**
+ * Results are kept for a day by default and, at high rates, are what sizes
+ * Redis: they are compressed at level 6, within 3% of the bytes brotli's
+ * quality 5 gave (21.1% of the corpus conversations' JSON against 20.5%) at
+ * half its CPU; level 9 saves another 1.4% at 1.4 times level 6's CPU.
+ */
+const RESULT_LEVEL = 6;
 
 /** Compresses a JSON value to the raw bytes stored in a payload key. */
 export function encodePayload(value: unknown): Buffer {
@@ -70,8 +75,8 @@ export function encodePayload(value: unknown): Buffer {
  * the 3.4-3.8 ms encodePayload took).
  */
 export function encodePayloadBytes(json: Uint8Array): Buffer {
-  const quick = compress(json, QUICK_QUALITY);
-  return quick.length <= json.length * QUICK_SHARE ? quick : compress(json, RESULT_QUALITY);
+  const quick = compressAt(json, QUICK_LEVEL);
+  return quick.length <= json.length * QUICK_SHARE ? quick : compressAt(json, FALLBACK_LEVEL);
 }
 
 /** A result's JSON text compressed, as base64 for a store that holds text. */
@@ -81,35 +86,17 @@ export function encodeJson(text: string): string {
 
 /** {@link encodeJson} as raw bytes, for a store that holds bytes. */
 export function encodeJsonText(text: string): Buffer {
-  return compress(Buffer.from(text, "utf8"), RESULT_QUALITY);
-}
-
-function compress(json: Uint8Array, quality: number): Buffer {
-  return brotliCompressSync(json, {
-    params: {
-      [constants.BROTLI_PARAM_QUALITY]: quality,
-      [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-      [constants.BROTLI_PARAM_SIZE_HINT]: json.length,
-      [constants.BROTLI_PARAM_LGWIN]: windowBitsFor(json.length),
-    },
-  });
+  return compressAt(Buffer.from(text, "utf8"), RESULT_LEVEL);
 }
 
 /**
- * The smallest window that holds all of a text of `length` bytes (brotli
- * needs 16 bytes of it for itself). The default, 22 bits, makes every
- * compression allocate and fault in a 4 MB ring buffer that a 100 KB text
- * leaves unused: measured on 100 KB corpus texts, a compression took
- * 15-30% more CPU with it (most of the difference system time) for the same
- * bytes out. And zlib reports that memory to V8 as external, so an API
- * compressing 32 requests at once pushed V8 past its external-memory limit
- * every twenty requests or so, each time a full mark-compact of 10-25 ms on
- * the event loop (`--trace-gc` over 1,800 requests with 32 in flight:
- * 98-104; with the fitted window, 21-27).
+ * One zstd frame holding `json`, with its size (zstd fits its window and
+ * tables to it, and a decompression allocates its output once) and a
+ * checksum of its content (4 bytes, so damage to a stored value is an error
+ * rather than a different conversation).
  */
-export function windowBitsFor(length: number): number {
-  const fitting = Math.ceil(Math.log2(length + 16));
-  return Math.min(constants.BROTLI_MAX_WINDOW_BITS, Math.max(constants.BROTLI_MIN_WINDOW_BITS, fitting));
+function compressAt(json: Uint8Array, level: number): Buffer {
+  return compress(json, { compressionLevel: level, checksumFlag: true });
 }
 
 /** What the encoders produce: raw bytes, or a string holding them as base64. */
@@ -127,17 +114,30 @@ export function decodePayload(packed: Packed): unknown {
  */
 export function inflatePayload(packed: Packed): Buffer {
   const bytes = typeof packed === "string" ? Buffer.from(packed, "base64") : packed;
-  return brotliDecompressSync(bytes, { chunkSize: outputChunkFor(bytes.length) });
+  return isZstdFrame(bytes) ? decompress(bytes) : brotliDecompressSync(bytes, { chunkSize: outputChunkFor(bytes.length) });
+}
+
+/** The first four bytes of every zstd frame: its magic number, 0xFD2FB528, little-endian. */
+const ZSTD_MAGIC = [0x28, 0xb5, 0x2f, 0xfd] as const;
+
+/**
+ * Whether `bytes` open with zstd's magic number. A brotli stream cannot
+ * (RFC 7932, section 9.2): a first byte of 0x28 would declare a 64 KB window
+ * and a first meta-block of more than 1 MiB, and earlier versions wrote a
+ * 64 KB window only for texts shorter than 64 KB (a fitted window), or
+ * brotli's default 4 MB window, whose first byte is odd.
+ */
+function isZstdFrame(bytes: Uint8Array): boolean {
+  return ZSTD_MAGIC.every((byte, i) => bytes[i] === byte);
 }
 
 /**
- * Brotli shrinks the service's JSON four- to sevenfold; eight times the
- * compressed size holds nearly every text in one output buffer. With the
- * default of 16 KiB a 100 KB conversation came back in seven buffers, each a
- * round trip between libuv's pool and the event loop (when decompression was
- * asynchronous) and a copy at the end: 0.3-0.5 ms of CPU against 0.2-0.3 ms
- * in one. The cap bounds the buffer a
- * multi-megabyte conversation is read in.
+ * The output buffer a brotli stream of an earlier version is read into (a
+ * zstd frame declares its size). Brotli shrinks the service's JSON four- to
+ * sevenfold; eight times the compressed size holds nearly every text in one
+ * buffer, where zlib's default of 16 KiB gave a 100 KB conversation back in
+ * seven and a copy at the end. The cap bounds the buffer a multi-megabyte
+ * conversation is read in.
  */
 function outputChunkFor(compressedLength: number): number {
   return Math.min(MAX_OUTPUT_CHUNK, Math.max(constants.Z_DEFAULT_CHUNK, compressedLength * 8));

@@ -5,7 +5,7 @@
  * had to be base64: a third more bytes, on the largest thing the service
  * keeps (issue 11 measured a queued job at 42% of its request's JSON for a
  * conversation of thinking signatures, which do not compress). As the raw
- * brotli bytes under a key in the job's own slot (queueNames.ts), the same
+ * compressed bytes under a key in the job's own slot (queueNames.ts), the same
  * job costs the compressed size and no more.
  *
  * The key is named by the submission, not by the job id: an idempotent replay

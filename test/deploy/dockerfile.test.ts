@@ -68,6 +68,24 @@ describe("Dockerfile", () => {
     for (const install of installs) expect(install).toMatch(/\bnpm ci\b.*--omit=dev/);
   });
 
+  it("builds, in the stage that installs production dependencies, each one whose install script package.json allows, and loads it", () => {
+    const pkg = JSON.parse(readFileSync(new URL("package.json", ROOT), "utf8")) as {
+      dependencies: Record<string, string>;
+      allowScripts: Record<string, boolean>;
+    };
+    const allowed = Object.entries(pkg.allowScripts).filter(([, allow]) => allow).map(([name]) => name);
+    expect(allowed.length, "zstd-napi's binding at least").toBeGreaterThan(0);
+    const copy = all(runtime, "COPY").map(copyOf).find((c) => c.sources.some((source) => source.endsWith("node_modules")))!;
+    const runs = all(stageNamed(dockerfile, copy.from)!, "RUN").join("\n");
+    // `npm ci --ignore-scripts` there runs none, so each is rebuilt by name after it.
+    expect(runs).toMatch(/npm ci\b[^\n]*--ignore-scripts/);
+    for (const name of allowed) {
+      if (!(name in pkg.dependencies)) continue;
+      expect(runs, `${name} is rebuilt`).toMatch(new RegExp(`npm rebuild [^\\n&]*\\b${name}\\b`));
+      expect(runs, `${name} is loaded once built`).toContain(`require('${name}')`);
+    }
+  });
+
   it("installs nothing in the runtime stage and takes only the compiled dist from the build stage", () => {
     expect(npmCi(runtime)).toEqual([]);
     const build = dockerfile.stages.find((stage) => all(stage, "RUN").some((run) => /\bnpm run build\b/.test(run)))!;

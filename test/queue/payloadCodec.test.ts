@@ -3,10 +3,11 @@ import { brotliCompressSync, constants } from "node:zlib";
 import fc from "fast-check";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { compress as zstdCompress } from "zstd-napi";
 import { replacesOf } from "../../src/core/replaces.js";
 import { newJobId } from "../../src/queue/compactionJob.js";
 import type { CompactionQueue } from "../../src/queue/compactionQueue.js";
-import { decodePayload, encodePayload, encodePayloadBytes, windowBitsFor } from "../../src/queue/payloadCodec.js";
+import { decodePayload, encodeJson, encodeJsonText, encodePayload, encodePayloadBytes, inflatePayload } from "../../src/queue/payloadCodec.js";
 import { PayloadStore, submitWithPayload } from "../../src/queue/payloadStore.js";
 import { COMPACTION_QUEUE, serviceKeys } from "../../src/queue/queueNames.js";
 import { claudeCodeSessionFiles, loadClaudeCodeSession } from "../helpers/corpus.js";
@@ -39,41 +40,51 @@ describe("payload codec", () => {
     );
   });
 
-  it("sizes brotli's window to the text, not to brotli's 4 MB default", async () => {
-    for (const bytes of [0, 1, 1_000, 100_000, 3_000_000, 40_000_000]) {
-      const text = Buffer.from(JSON.stringify({ messages: ["x".repeat(bytes)] }));
-      const packed = encodePayloadBytes(text);
-      const window = declaredWindowBits(packed);
-      // The window the stream declares holds the whole text, and no window half its size would.
-      expect(2 ** window - 16, `${text.length} bytes`).toBeGreaterThanOrEqual(Math.min(text.length, 2 ** 24 - 16));
-      if (window > 10) expect(2 ** (window - 1) - 16, `${text.length} bytes`).toBeLessThan(text.length);
-      expect(window).toBe(windowBitsFor(text.length));
-      expect(decodePayload(packed)).toEqual(JSON.parse(text.toString()));
-    }
-  });
-
-  it("compresses a queued conversation at quality 4, and at 5 only when 4 leaves more than a quarter of it", () => {
-    const atQuality = (json: Buffer, quality: number): Buffer =>
-      brotliCompressSync(json, {
-        params: {
-          [constants.BROTLI_PARAM_QUALITY]: quality,
-          [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-          [constants.BROTLI_PARAM_SIZE_HINT]: json.length,
-          [constants.BROTLI_PARAM_LGWIN]: windowBitsFor(json.length),
-        },
-      });
-    // Agent transcript text: quality 4 already leaves less than a quarter.
+  it("compresses a queued conversation at zstd level 3, and at 9 only when 3 leaves more than a quarter of it", () => {
+    const atLevel = (json: Buffer, level: number): Buffer => zstdCompress(json, { compressionLevel: level, checksumFlag: true });
+    // Agent transcript text: level 3 already leaves less than a quarter.
     const transcript = Buffer.from(JSON.stringify(realConversationOf(100_000)));
-    expect(atQuality(transcript, 4).length).toBeLessThan(transcript.length / 4);
-    expect(encodePayloadBytes(transcript).equals(atQuality(transcript, 4))).toBe(true);
-    // Signatures and other random text do not compress that far: quality 5 gets what it can.
+    expect(atLevel(transcript, 3).length).toBeLessThan(transcript.length / 4);
+    expect(encodePayloadBytes(transcript).equals(atLevel(transcript, 3))).toBe(true);
+    // Signatures and other random text do not compress that far: level 9 gets what it can.
     const signatures = Buffer.from(JSON.stringify({ messages: [{ role: "assistant", content: [{ type: "thinking", thinking: "x", signature: randomBytes(60_000).toString("base64") }] }] }));
-    expect(atQuality(signatures, 4).length).toBeGreaterThan(signatures.length / 4);
-    expect(encodePayloadBytes(signatures).equals(atQuality(signatures, 5))).toBe(true);
+    expect(atLevel(signatures, 3).length).toBeGreaterThan(signatures.length / 4);
+    expect(encodePayloadBytes(signatures).equals(atLevel(signatures, 9))).toBe(true);
   });
 
-  it("rejects a payload it did not produce", async () => {
+  it("compresses a result at zstd level 6", () => {
+    const text = JSON.stringify(realConversationOf(50_000));
+    expect(encodeJsonText(text).equals(zstdCompress(Buffer.from(text), { compressionLevel: 6, checksumFlag: true }))).toBe(true);
+    expect(inflatePayload(encodeJson(text)).toString()).toBe(text);
+  });
+
+  it("reads the brotli that earlier versions wrote, raw or as base64, whatever its window", async () => {
+    await fc.assert(
+      fc.property(
+        // Lengths around the largest text a 64 KB window was fitted to, and a few up to the default window's.
+        fc.oneof(fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 65_000, max: 66_000 }), fc.integer({ min: 66_000, max: 5_000_000 })),
+        fc.constantFrom(4, 5),
+        fc.boolean(),
+        (length, quality, fittedWindow) => {
+          const text = Buffer.from(JSON.stringify({ messages: [randomBytes(Math.ceil(length * 0.375)).toString("base64").slice(0, length)] }));
+          const legacy = earlierBrotli(text, quality, fittedWindow);
+          // Never mistaken for a zstd frame: that needs the first byte 0x28.
+          expect(legacy[0]).not.toBe(0x28);
+          expect(inflatePayload(legacy).equals(text)).toBe(true);
+          expect(inflatePayload(legacy.toString("base64")).equals(text)).toBe(true);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+
+  it("rejects a payload it did not produce, or one damaged in store", async () => {
     expect(() => decodePayload("bm90IGJyb3RsaQ==")).toThrow();
+    const packed = encodePayload(realConversationOf(20_000));
+    expect(() => decodePayload(packed.subarray(0, packed.length - 10))).toThrow();
+    const flipped = Buffer.from(packed);
+    flipped[Math.floor(flipped.length / 2)]! ^= 0x10;
+    expect(() => decodePayload(flipped)).toThrow();
   });
 
   describe("in Redis", () => {
@@ -117,15 +128,18 @@ describe("payload codec", () => {
 });
 
 /**
- * The window size (WBITS) a brotli stream declares in its first bits (RFC
- * 7932, section 9.1), read least significant bit first.
+ * A conversation as versions before zstd compressed it: brotli in text mode,
+ * at quality 4 or 5, with the smallest window holding the text (the versions
+ * just before) or brotli's default 4 MB one (those before them).
  */
-function declaredWindowBits(stream: Uint8Array): number {
-  const bits = stream[0]! | (stream[1]! << 8);
-  if ((bits & 1) === 0) return 16;
-  const n = (bits >> 1) & 7;
-  if (n !== 0) return 17 + n;
-  const m = (bits >> 4) & 7;
-  if (m === 1) throw new Error("a large-window stream");
-  return m === 0 ? 17 : 8 + m;
+function earlierBrotli(json: Buffer, quality: number, fittedWindow: boolean): Buffer {
+  const fitted = Math.min(constants.BROTLI_MAX_WINDOW_BITS, Math.max(constants.BROTLI_MIN_WINDOW_BITS, Math.ceil(Math.log2(json.length + 16))));
+  return brotliCompressSync(json, {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: quality,
+      [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+      [constants.BROTLI_PARAM_SIZE_HINT]: json.length,
+      ...(fittedWindow && { [constants.BROTLI_PARAM_LGWIN]: fitted }),
+    },
+  });
 }

@@ -21,17 +21,17 @@ FROM node:22-slim AS deps
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
-# A compiler and Node's headers (the base image's own, in /usr/local) for
-# zstd-napi's binding, the one install script run (package.json's
-# allowScripts): it fetches a prebuilt binary where GitHub's downloads are
-# reachable and builds from source otherwise. Only node_modules leaves this
+# A compiler for zstd-napi's binding, the one install script run
+# (package.json's allowScripts): it fetches a prebuilt binary where GitHub's
+# downloads are reachable and builds from source otherwise, against the base
+# image's own Node headers when it has them. Only node_modules leaves this
 # stage. msgpackr's optional native addon ships prebuilt per platform (and
 # BullMQ falls back to plain JavaScript), so its script is not run.
 RUN apt-get update \
   && apt-get install -y --no-install-recommends python3 make g++ \
   && rm -rf /var/lib/apt/lists/*
-ENV npm_config_nodedir=/usr/local
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+RUN if [ -f /usr/local/include/node/node.h ]; then export npm_config_nodedir=/usr/local; fi \
+  && npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
   && npm rebuild zstd-napi \
   && node -e "require('zstd-napi').compress(Buffer.from('ok'))" \
   && npm cache clean --force

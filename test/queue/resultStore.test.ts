@@ -3,6 +3,7 @@
  * a job, in one round trip, across queue shards (a job's records sit in its
  * own shard's slot).
  */
+import { brotliCompressSync, constants } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { jobIdInShard, newJobSeed } from "../../src/queue/compactionJob.js";
 import { serviceKeys } from "../../src/queue/queueNames.js";
@@ -78,6 +79,18 @@ describe("the two forms a result is stored in (COMPACTD_RESULT_ENCODING)", () =>
       }
     });
   }
+
+  it("reads an outcome that a version before zstd stored in brotli, in either form", async () => {
+    const { results, redis, keys } = stores();
+    const text = `{"status":"completed","finishedAt":${completed.finishedAt},"result":${JSON.stringify(completed.result)}}`;
+    const brotli = brotliCompressSync(Buffer.from(text), { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT } });
+    for (const stored of [brotli.toString("base64"), Buffer.concat([Buffer.of(0), brotli])]) {
+      const jobId = jobIdInShard(newJobSeed(), 0);
+      await redis.set(keys.result(jobId), stored);
+      expect(await results.get(jobId)).toEqual(completed);
+      expect(JSON.parse((await results.resultJson(jobId))!)).toEqual(completed.result);
+    }
+  });
 
   it("stores raw a quarter smaller than base64, behind a byte base64 never starts with", async () => {
     const { results, other, redis, keys } = stores("raw");

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
+import { brotliCompressSync } from "node:zlib";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replacesOf } from "../../src/core/replaces.js";
 import { COMPACTION_JOB_NAME, newJobId, type CompactionJobData } from "../../src/queue/compactionJob.js";
 import { createCompactionQueue } from "../../src/queue/compactionQueue.js";
-import { encodePayload } from "../../src/queue/payloadCodec.js";
 import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
 import type { Behaviour, RecordedRequest } from "../helpers/fakeAnthropic.js";
 import { conversation, reactTurn, type RawMessage } from "../helpers/conversations.js";
@@ -156,7 +156,7 @@ describe("a compaction job", () => {
   });
 
   it("fails at once, without retries, when its stored conversation cannot be decoded", async () => {
-    const id = await queueDirectly(testJobData({ payload: "not-brotli", contextWindow: 20_000, reason: "manual" }));
+    const id = await queueDirectly(testJobData({ payload: "not-compressed", contextWindow: 20_000, reason: "manual" }));
     const view = await h.view(id, 10);
     expect(view).toMatchObject({ status: "failed", attempts: 1, error: { code: "invalid_payload" } });
   });
@@ -172,9 +172,9 @@ describe("a compaction job", () => {
     expect(event).toMatchObject({ type: "compaction.failed", id, error: { code: "payload_missing", status: "failed" } });
   });
 
-  it("still completes a job queued by an earlier version, its payload inline in the job data as base64", async () => {
+  it("still completes a job queued by an earlier version, its payload inline in the job data as brotli in base64", async () => {
     const messages = markedConversation(marker());
-    const inline = encodePayload({ messages, format: "auto" }).toString("base64");
+    const inline = brotliCompressSync(Buffer.from(JSON.stringify({ messages, format: "auto" }))).toString("base64");
     const id = await queueDirectly(
       testJobData({ payload: inline, replaces: replacesOf(messages), contextWindow: 20_000, settings: { reserveTokens: 4_000 }, reason: "manual" }),
     );

@@ -1,8 +1,12 @@
 /**
  * The agent's side of `POST /v1/compactions`: plain `node:http` over kept-alive
  * connections, so the load generator costs the shared cores as little as a
- * client can and every byte it sends is what an agent would send.
+ * client can and every byte it sends is what an agent would send. Like
+ * compactd's client, it sends a fresh Idempotency-Key with every submission,
+ * so the API does what it does for that client: the request digest and the
+ * look-up of an earlier use of the key.
  */
+import { randomUUID } from "node:crypto";
 import { Agent, request } from "node:http";
 import { BENCH_API_KEY } from "./serviceProcesses.js";
 
@@ -27,6 +31,7 @@ export function createApiClient(port: number): ApiClient {
             authorization: `Bearer ${BENCH_API_KEY}`,
             "content-type": "application/json",
             "content-length": Buffer.byteLength(body),
+            "idempotency-key": randomUUID(),
           },
         },
         (res) => {

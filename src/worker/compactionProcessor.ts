@@ -124,9 +124,10 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
     const conversation: ConversationSource = {
       read: async () => {
         // The first read takes the bytes read before running; a second (an offline fallback) reads them again.
-        const packed = prefetched === undefined ? await payloadOf(payloads, idOf(job), data) : prefetched;
+        // Missing is null from the prefetch, undefined from the store (PayloadStore.read).
+        const packed = prefetched === undefined ? await payloads.read(idOf(job), data) : prefetched;
         prefetched = undefined;
-        if (packed === null) throw MISSING;
+        if (packed === null || packed === undefined) throw MISSING;
         return openPayload(packed, async (jsonBytes) => {
           lockMs = lockForCpuWork(jsonBytes, deps.lockDurationMs);
           await holdLock();
@@ -219,13 +220,6 @@ const MISSING = new JobRejected("failed", {
   code: ErrorCodes.payloadMissing,
   message: "the job's conversation is no longer in Redis (its key expired or Redis lost it); submit the request again",
 });
-
-/** The job's compressed conversation, wherever it is stored (see PayloadStore.read). */
-async function payloadOf(payloads: PayloadStore, jobId: string, data: CompactionJobData): Promise<Packed> {
-  const packed = await payloads.read(jobId, data);
-  if (packed === undefined) throw MISSING;
-  return packed;
-}
 
 /**
  * The job's conversation, decoded. The decompressed text lives only in here,

@@ -43,9 +43,11 @@ export function firstDeliveryNotifier(queue: CallbackQueue, sender: CallbackSend
   /** The first attempt's upshot: delivered (or gone), failed (retry after the first delay), or to be queued at once. */
   const deliverFirst = async (delivery: CallbackJobData, resultJson: string | undefined): Promise<"delivered" | "failed" | "queue"> => {
     // Without a secret nothing can be signed: the queue's worker says so, and fails the callback.
-    const text = secret === undefined ? undefined : firstBody(delivery, resultJson);
-    const slot = text === undefined ? undefined : sender.slots.takeForFirstDelivery(receiverOf(delivery.url));
-    if (secret === undefined || text === undefined || slot === undefined) return "queue";
+    if (secret === undefined) return "queue";
+    const text = firstBody(delivery, resultJson);
+    if (text === undefined) return "queue";
+    const slot = sender.slots.takeForFirstDelivery(receiverOf(delivery.url));
+    if (slot === undefined) return "queue";
     const timeoutMs = Math.min(FIRST_DELIVERY_TIMEOUT_MS, config.callbackTimeoutMs);
     const fields = { webhookId: delivery.webhookId, event: delivery.type, attempt: 1 };
     let result: DeliveryResult;

@@ -27,13 +27,12 @@ import { submissionFor } from "./queuedJobs.js";
 import { measureRedisBytes } from "./redisBytes.js";
 import { writeGeneratedSection } from "../docSection.js";
 import { serviceMarkdown } from "./report.js";
-import { corpusWorkloads } from "./workload.js";
+import { corpusWorkloads, SCENARIO_CONVERSATIONS } from "./workload.js";
 
 const COMMAND = "npm run bench:service";
 const DOC = fileURLToPath(new URL("../../docs/BENCHMARKS.md", import.meta.url));
 const REPO = fileURLToPath(new URL("../..", import.meta.url));
 
-const WORKLOADS = 16;
 const REDIS_JOBS = 64;
 /** Each conversation's steps are timed this many times (after one pass to warm up). */
 const STEP_REPETITIONS = 8;
@@ -56,12 +55,12 @@ function commit(): string {
 
 test("service benchmark", async () => {
   const loadAtStart = loadavg()[0]!;
-  const workloads = corpusWorkloads(WORKLOADS);
+  const workloads = corpusWorkloads(SCENARIO_CONVERSATIONS);
   const redis = createRedisConnection(TEST_REDIS_URL, "worker", "bench-service");
   try {
     const redisVersion = /redis_version:(\S+)/.exec(await redis.info("server"))?.[1] ?? "unknown";
 
-    progress(`job steps: ${WORKLOADS} conversations × ${STEP_REPETITIONS}`);
+    progress(`job steps: ${SCENARIO_CONVERSATIONS} conversations × ${STEP_REPETITIONS}`);
     const steps = await measureJobSteps(workloads, STEP_REPETITIONS);
 
     progress(`redis bytes: ${REDIS_JOBS} queued jobs`);

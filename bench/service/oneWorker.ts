@@ -12,9 +12,8 @@ import { test } from "vitest";
 import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
 import { TEST_REDIS_URL } from "../../test/helpers/redisTestPrefix.js";
 import { measureConcurrency, ONE_WORKER } from "./concurrency.js";
-import { corpusWorkloads } from "./workload.js";
+import { corpusWorkloads, SCENARIO_CONVERSATIONS } from "./workload.js";
 
-const WORKLOADS = 16;
 
 const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
@@ -22,7 +21,7 @@ test("one worker, 200 jobs in flight", async () => {
   const loadAtStart = loadavg()[0]!;
   const redis = createRedisConnection(TEST_REDIS_URL, "worker", "bench-concurrency");
   try {
-    const r = await measureConcurrency(corpusWorkloads(WORKLOADS), ONE_WORKER, redis, (line) => process.stderr.write(`${line}\n`));
+    const r = await measureConcurrency(corpusWorkloads(SCENARIO_CONVERSATIONS), ONE_WORKER, redis, (line) => process.stderr.write(`${line}\n`));
     const heap = r.heapSample === undefined ? "not read" : `${mib(r.heapSample.heapUsedBytes)} used / ${mib(r.heapSample.heapTotalBytes)} total / ${mib(r.heapSample.externalBytes)} external at ${mib(r.heapSample.rssBytes)} RSS`;
     process.stdout.write(
       [

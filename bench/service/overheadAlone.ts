@@ -14,9 +14,8 @@ import { test } from "vitest";
 import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
 import { TEST_REDIS_URL } from "../../test/helpers/redisTestPrefix.js";
 import { OVERHEAD_PLAN, measureOverhead, type RoundRange } from "./overhead.js";
-import { corpusWorkloads } from "./workload.js";
+import { corpusWorkloads, SCENARIO_CONVERSATIONS } from "./workload.js";
 
-const WORKLOADS = 16;
 
 const range = (r: RoundRange, digits: number, unit = ""): string =>
   `${r.median.toFixed(digits)}${unit} (${r.min.toFixed(digits)}–${r.max.toFixed(digits)})`;
@@ -25,7 +24,7 @@ test("what the service adds to a compaction", async () => {
   const loadAtStart = loadavg()[0]!;
   const redis = createRedisConnection(TEST_REDIS_URL, "worker", "bench-overhead");
   try {
-    const o = await measureOverhead(corpusWorkloads(WORKLOADS), OVERHEAD_PLAN, redis, (line) => process.stderr.write(`${line}\n`));
+    const o = await measureOverhead(corpusWorkloads(SCENARIO_CONVERSATIONS), OVERHEAD_PLAN, redis, (line) => process.stderr.write(`${line}\n`));
     const perProcess = (cpu: Record<string, number>): string =>
       Object.entries(cpu)
         .map(([name, ms]) => `${name} ${ms.toFixed(2)}`)

@@ -25,9 +25,8 @@ import { closedLoop, openLoop, type Job } from "./load.js";
 import { OVERHEAD_PLAN, serviceJob, type ServiceJob } from "./overhead.js";
 import { cpuSnapshot, cpuSpent } from "./procStats.js";
 import { serviceEnv, startServiceProcess, type ServiceProcess } from "./serviceProcesses.js";
-import { corpusWorkloads } from "./workload.js";
+import { corpusWorkloads, SCENARIO_CONVERSATIONS } from "./workload.js";
 
-const WORKLOADS = 16;
 /** Closed loops to take the medians over (`BENCH_SIDE_ROUNDS`, default 9): more for a change of a few hundred microseconds. */
 const ROUNDS = Number(process.env.BENCH_SIDE_ROUNDS ?? 9);
 /** Jobs per closed loop, half to each build. */
@@ -53,7 +52,7 @@ test("two builds side by side", async () => {
     { name: "baseline", cli: path.resolve(baseline, "bin/compactd.js"), prefix: testPrefix("bench-side-a") },
     { name: "this build", cli: path.resolve("bin/compactd.js"), prefix: testPrefix("bench-side-b") },
   ];
-  const workloads = corpusWorkloads(WORKLOADS);
+  const workloads = corpusWorkloads(SCENARIO_CONVERSATIONS);
   const fake = await startBenchAnthropic(INSTANT);
   const clock = await startCallbackClock();
   try {

@@ -15,6 +15,9 @@ import { corpusDir, loadClaudeCodeSession, loadPiSession, type AnthropicCorpusMe
 /** The size the goals are stated for. */
 export const TARGET_BYTES = 100_000;
 
+/** How many stretches every service scenario cycles through, so their figures describe the same jobs. */
+export const SCENARIO_CONVERSATIONS = 16;
+
 /** Stretches that grew past this (one huge message at their end) are left out, so every job is ~100 KB. */
 const MAX_BYTES = 115_000;
 

@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { brotliCompressSync, constants } from "node:zlib";
 import fc from "fast-check";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,6 +10,7 @@ import { decodePayload, encodeJson, encodeJsonText, encodePayload, encodePayload
 import { PayloadStore, submitWithPayload } from "../../src/queue/payloadStore.js";
 import { COMPACTION_QUEUE, serviceKeys } from "../../src/queue/queueNames.js";
 import { claudeCodeSessionFiles, loadClaudeCodeSession } from "../helpers/corpus.js";
+import { earlierBrotli } from "../helpers/earlierBrotli.js";
 import { openTestQueue, type TestQueue } from "../helpers/testQueue.js";
 
 /** The leading messages of a real Claude Code session, about `bytes` of JSON. */
@@ -126,20 +126,3 @@ describe("payload codec", () => {
     });
   });
 });
-
-/**
- * A conversation as versions before zstd compressed it: brotli in text mode,
- * at quality 4 or 5, with the smallest window holding the text (the versions
- * just before) or brotli's default 4 MB one (those before them).
- */
-function earlierBrotli(json: Buffer, quality: number, fittedWindow: boolean): Buffer {
-  const fitted = Math.min(constants.BROTLI_MAX_WINDOW_BITS, Math.max(constants.BROTLI_MIN_WINDOW_BITS, Math.ceil(Math.log2(json.length + 16))));
-  return brotliCompressSync(json, {
-    params: {
-      [constants.BROTLI_PARAM_QUALITY]: quality,
-      [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
-      [constants.BROTLI_PARAM_SIZE_HINT]: json.length,
-      ...(fittedWindow && { [constants.BROTLI_PARAM_LGWIN]: fitted }),
-    },
-  });
-}

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { brotliCompressSync } from "node:zlib";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replacesOf } from "../../src/core/replaces.js";
@@ -8,6 +7,7 @@ import { createCompactionQueue } from "../../src/queue/compactionQueue.js";
 import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
 import type { Behaviour, RecordedRequest } from "../helpers/fakeAnthropic.js";
 import { conversation, reactTurn, type RawMessage } from "../helpers/conversations.js";
+import { earlierBrotli } from "../helpers/earlierBrotli.js";
 import { markedConversation, markedRequest } from "../helpers/markedConversation.js";
 import { bearer, TEST_WEBHOOK_SECRET } from "../helpers/serviceConfig.js";
 import { startServiceHarness, type ServiceHarness } from "../helpers/serviceHarness.js";
@@ -174,7 +174,7 @@ describe("a compaction job", () => {
 
   it("still completes a job queued by an earlier version, its payload inline in the job data as brotli in base64", async () => {
     const messages = markedConversation(marker());
-    const inline = brotliCompressSync(Buffer.from(JSON.stringify({ messages, format: "auto" }))).toString("base64");
+    const inline = earlierBrotli(Buffer.from(JSON.stringify({ messages, format: "auto" })), 5, false).toString("base64");
     const id = await queueDirectly(
       testJobData({ payload: inline, replaces: replacesOf(messages), contextWindow: 20_000, settings: { reserveTokens: 4_000 }, reason: "manual" }),
     );

@@ -273,16 +273,24 @@ export type TokenCounter = (text: string, ceiling?: number) => number;
  * A counter for `ranks`, pre-tokenizing with `splitPattern` (a global regex,
  * as the vocabulary's own tokenizer uses). The vocabulary's table is built on
  * the first count, not on import: a process that never counts (the API on a
- * small request it need not price) never pays for it.
+ * small request it need not price) never pays for it. Given as a function,
+ * the vocabulary is loaded then and let go of once the table is built, so a
+ * process keeps only the table's typed arrays, which the collector does not
+ * walk (see tokenCounter.ts).
  */
-export function byteLevelBpeCounter(ranks: BpeRanks, splitPattern: RegExp): TokenCounter {
+export function byteLevelBpeCounter(ranks: BpeRanks | (() => BpeRanks), splitPattern: RegExp): TokenCounter {
   let table: RankTable | undefined;
+  let source: BpeRanks | (() => BpeRanks) | undefined = ranks;
   const scratch = new MergeScratch();
   const encoder = new TextEncoder();
   let buffer = new Uint8Array(1024);
   const pieces = new PieceWalker(splitPattern);
   return (text, ceiling = Infinity) => {
-    table ??= buildRankTable(ranks);
+    if (table === undefined) {
+      table = buildRankTable(typeof source === "function" ? source() : source!);
+      // The table has everything the count needs: the vocabulary itself can go.
+      source = undefined;
+    }
     // Pieces that needed merging, by text, for this call only: a text repeats
     // its words and identifiers (and a run cut in windows repeats whole
     // windows), while nothing is kept from one text to the next.

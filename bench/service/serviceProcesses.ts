@@ -29,10 +29,12 @@ const NODE_FLAGS = PROFILE_DIR === undefined ? [] : ["--cpu-prof", `--cpu-prof-d
  * (docs/OPERATIONS.md, "What sets a worker's RSS"); set to an empty string,
  * the worker runs with Node's defaults.
  */
-export const WORKER_NODE_FLAGS: readonly string[] =
-  process.env.BENCH_WORKER_NODE_FLAGS === undefined
-    ? chartWorkerNodeFlags()
-    : process.env.BENCH_WORKER_NODE_FLAGS.split(" ").filter((flag) => flag !== "");
+export const WORKER_NODE_FLAGS: readonly string[] = nodeFlagsFrom(process.env.BENCH_WORKER_NODE_FLAGS) ?? chartWorkerNodeFlags();
+
+/** Node flags given in an environment variable, space-separated (an empty value: none); undefined when it is not set. */
+export function nodeFlagsFrom(value: string | undefined): string[] | undefined {
+  return value?.split(" ").filter((flag) => flag !== "");
+}
 
 function chartWorkerNodeFlags(): string[] {
   return (readValues() as { worker: { nodeFlags?: string[] } }).worker.nodeFlags ?? [];
@@ -82,13 +84,19 @@ export interface ServiceProcess {
 
 /**
  * Starts `compactd serve` or `compactd worker` (this checkout's, or the
- * `bin/compactd.js` at `cli`) and resolves once it says it is listening or
- * consuming (the line the CLI prints after start-up).
+ * `bin/compactd.js` at `cli`; a worker with `workerNodeFlags`) and resolves
+ * once it says it is listening or consuming (the line the CLI prints after
+ * start-up).
  */
-export async function startServiceProcess(kind: "serve" | "worker", env: Record<string, string>, cli: string = CLI): Promise<ServiceProcess> {
+export async function startServiceProcess(
+  kind: "serve" | "worker",
+  env: Record<string, string>,
+  cli: string = CLI,
+  workerNodeFlags: readonly string[] = WORKER_NODE_FLAGS,
+): Promise<ServiceProcess> {
   const port = await freePort();
   const metricsPort = await freePort();
-  const child = spawn(process.execPath, [...NODE_FLAGS, ...(kind === "worker" ? WORKER_NODE_FLAGS : []), cli, kind], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...(kind === "worker" ? workerNodeFlags : []), cli, kind], {
     env: { ...env, PORT: String(port), METRICS_PORT: String(metricsPort) },
     // The API logs every request (fastify's logger): written to /dev/null as a deployment would ship it off.
     stdio: ["ignore", "ignore", "pipe"],

@@ -14,6 +14,11 @@
  * over the same seconds: whatever the machine does then, it does to both.
  * What it cannot split is what they share, Redis and the bench process
  * (the load generator, the fake LLM, the callback receiver).
+ *
+ * `BENCH_BASELINE_WORKER_NODE_FLAGS` gives the baseline's worker flags of its
+ * own (the other side keeps the chart's, or `BENCH_WORKER_NODE_FLAGS`), so a
+ * heap setting is compared the same way: `BENCH_BASELINE=.` and the flags
+ * are then the only difference.
  */
 import path from "node:path";
 import { test } from "vitest";
@@ -24,7 +29,7 @@ import { startCallbackClock } from "./callbackClock.js";
 import { closedLoop, openLoop, type Job } from "./load.js";
 import { OVERHEAD_PLAN, serviceJob, type ServiceJob } from "./overhead.js";
 import { cpuSnapshot, cpuSpent } from "./procStats.js";
-import { serviceEnv, startServiceProcess, type ServiceProcess } from "./serviceProcesses.js";
+import { nodeFlagsFrom, serviceEnv, startServiceProcess, WORKER_NODE_FLAGS, type ServiceProcess } from "./serviceProcesses.js";
 import { corpusWorkloads, SCENARIO_CONVERSATIONS } from "./workload.js";
 
 /** Closed loops to take the medians over (`BENCH_SIDE_ROUNDS`, default 9): more for a change of a few hundred microseconds. */
@@ -36,6 +41,7 @@ const OPEN_LOOP_SECONDS = 10;
 interface Build {
   readonly name: string;
   readonly cli: string;
+  readonly workerNodeFlags: readonly string[];
   api?: ServiceProcess;
   worker?: ServiceProcess;
   service?: ServiceJob;
@@ -49,8 +55,13 @@ test("two builds side by side", async () => {
   const baseline = process.env.BENCH_BASELINE;
   if (baseline === undefined || baseline === "") throw new Error("BENCH_BASELINE must name a built checkout of the build to compare with");
   const builds: Build[] = [
-    { name: "baseline", cli: path.resolve(baseline, "bin/compactd.js"), prefix: testPrefix("bench-side-a") },
-    { name: "this build", cli: path.resolve("bin/compactd.js"), prefix: testPrefix("bench-side-b") },
+    {
+      name: "baseline",
+      cli: path.resolve(baseline, "bin/compactd.js"),
+      workerNodeFlags: nodeFlagsFrom(process.env.BENCH_BASELINE_WORKER_NODE_FLAGS) ?? WORKER_NODE_FLAGS,
+      prefix: testPrefix("bench-side-a"),
+    },
+    { name: "this build", cli: path.resolve("bin/compactd.js"), workerNodeFlags: WORKER_NODE_FLAGS, prefix: testPrefix("bench-side-b") },
   ];
   const workloads = corpusWorkloads(SCENARIO_CONVERSATIONS);
   const fake = await startBenchAnthropic(INSTANT);
@@ -59,7 +70,7 @@ test("two builds side by side", async () => {
     for (const build of builds) {
       const env = serviceEnv({ queuePrefix: build.prefix, anthropicBaseUrl: fake.url, workerConcurrency: OVERHEAD_PLAN.workerConcurrency });
       build.api = await startServiceProcess("serve", env, build.cli);
-      build.worker = await startServiceProcess("worker", env, build.cli);
+      build.worker = await startServiceProcess("worker", env, build.cli, build.workerNodeFlags);
       build.service = serviceJob(workloads, build.api.port, clock);
     }
     // Job i goes to build i mod 2, with conversation (i div 2): both builds get the same ones.

@@ -10,6 +10,7 @@
  */
 import Anthropic, { type Middleware } from "@anthropic-ai/sdk";
 import type { SummarizationRequest, SummarizationResponse, Summarizer } from "../core/summarizer.js";
+import { createNodeHttpFetch } from "./nodeHttpFetch.js";
 import { sseEventCounter } from "./sseEventCounter.js";
 
 /**
@@ -67,15 +68,18 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
   const maxRetries = checkCount("maxRetries", options.maxRetries);
   const timeoutMs = checkPositive("timeoutMs", options.timeoutMs);
 
+  // Sent over node:http rather than Node's fetch: see nodeHttpFetch.ts for why.
   const client =
     options.client ??
     new Anthropic({
       ...(options.apiKey !== undefined && { apiKey: options.apiKey }),
       ...(options.baseURL !== undefined && { baseURL: options.baseURL }),
+      fetch: createNodeHttpFetch(),
     });
 
+  // Only a given client may send with Node's fetch, which keeps a text body as long as the response streams.
   // A subclass (Bedrock, Vertex) may sign the body in `prepareRequest`, which runs after middleware and must see the text.
-  const sendsBodyAsStream = Object.getPrototypeOf(client) === Anthropic.prototype;
+  const sendsBodyAsStream = options.client !== undefined && Object.getPrototypeOf(client) === Anthropic.prototype;
 
   return {
     name: "anthropic",
@@ -151,8 +155,9 @@ function finishedNaturally(stopReason: string | null): boolean {
  * that ends it), whatever the event is. Headers alone never count: this runs
  * only as body bytes arrive.
  *
- * The request's abort signal ends the body here too. Node's fetch (undici 6,
- * Node 20 and 22) follows that signal through a request object that only the
+ * The request's abort signal ends the body here too, whatever fetch the
+ * client sends with. Node's fetch (undici 6, Node 20 and 22; a given client's
+ * default) follows that signal through a request object that only the
  * pending response headers keep alive when it sends the request itself (as
  * {@link bodyLetGoOnceSent} has it do): once they arrive, a garbage
  * collection can take that object, and an abort would no longer reach a
@@ -170,8 +175,10 @@ function reportEachEvent(onProgress: () => void): Middleware {
 }
 
 /**
- * Sends the request's JSON as a stream of its bytes, with their length.
- * Given the text itself, fetch keeps it as the body's source for as long as
+ * For a given client, which sends with Node's fetch (the summarizer's own
+ * client sends with {@link createNodeHttpFetch}, which lets go of a text body
+ * once written): sends the request's JSON as a stream of its bytes, with
+ * their length. Given the text itself, fetch keeps it as the body's source for as long as
  * the response streams, which is the whole summary: a second copy of the
  * prompt (two bytes a character when the transcript is not all Latin-1) per
  * call in flight. A stream's bytes are let go of once sent, so a worker with

@@ -1,0 +1,103 @@
+/**
+ * The `fetch` the Anthropic SDK is handed: requests sent with `node:http`
+ * and `node:https` over kept-alive connections, the response handed back as
+ * a standard `Response` whose body streams as it arrives.
+ *
+ * Why not Node's own fetch (undici): what its requests leave behind is held
+ * through weak references and finalization registries, which V8's
+ * young-generation collections treat as strong, so each summary in flight at
+ * a scavenge is promoted into the old generation and freed only by a full
+ * mark-compact. See docs/BENCHMARKS.md, Service, for what that costs a worker.
+ *
+ * It supports what the SDK sends: a URL, a method, headers, and a body that
+ * is text, bytes or a byte stream. Responses are asked for uncompressed
+ * (`accept-encoding: identity`): a stream of server-sent events gains little
+ * from compression and would lose its event-by-event progress to a
+ * decompressor's buffering. Redirects are not followed; the Messages API
+ * does not send them.
+ */
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import { Readable } from "node:stream";
+import type { ReadableStream as NodeReadableStream } from "node:stream/web";
+
+/** Statuses whose response has no body by definition; `Response` refuses one for them. */
+const NULL_BODY_STATUSES = new Set([204, 205, 304]);
+
+/** A `fetch` over `node:http(s)`, with its own pools of kept-alive connections. */
+export function createNodeHttpFetch(): typeof fetch {
+  const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+  return async (input, init = {}) => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`fetch: unsupported protocol ${url.protocol}`);
+    init.signal?.throwIfAborted();
+    const request = sendRequest(url, init, url.protocol === "https:" ? agents.https : agents.http);
+    return responseTo(request, init.signal ?? undefined);
+  };
+}
+
+/**
+ * Opens the request and writes its body. No closure that outlives the write
+ * captures the body, so a prompt is let go of once it is sent rather than
+ * held while the summary streams.
+ */
+function sendRequest(url: URL, init: RequestInit, agent: HttpAgent): ClientRequest {
+  const body = requestBody(init.body);
+  const headers = Object.fromEntries(new Headers(init.headers));
+  headers["accept-encoding"] = "identity";
+  if (typeof body === "string" || body instanceof Uint8Array) headers["content-length"] = String(Buffer.byteLength(body));
+  const options = { method: init.method ?? "GET", headers, agent };
+  const request = url.protocol === "https:" ? httpsRequest(url, options) : httpRequest(url, options);
+  if (body instanceof ReadableStream) {
+    Readable.fromWeb(body as NodeReadableStream<Uint8Array>).pipe(request);
+  } else {
+    request.end(body);
+  }
+  return request;
+}
+
+/** The response, once its headers arrive; an abort reaches the request before then and the body after. */
+function responseTo(request: ClientRequest, signal: AbortSignal | undefined): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
+    let response: IncomingMessage | undefined;
+    const onAbort = (): void => {
+      request.destroy(signal!.reason as Error);
+      response?.destroy(signal!.reason as Error);
+    };
+    const stopListening = (): void => signal?.removeEventListener("abort", onAbort);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    request.once("response", (incoming) => {
+      response = incoming;
+      incoming.once("close", stopListening);
+      resolve(responseOf(incoming));
+    });
+    // `on`, not `once`: a socket may fail again after its first error, and an unheard error would end the process.
+    request.on("error", (error) => {
+      stopListening();
+      // As Node's fetch reports it, so the SDK takes it for a connection error (and retries it).
+      reject(signal?.aborted ? signal.reason : new TypeError("fetch failed", { cause: error }));
+    });
+  });
+}
+
+function requestBody(body: RequestInit["body"]): string | Uint8Array | ReadableStream<Uint8Array> | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === "string" || body instanceof Uint8Array || body instanceof ReadableStream) return body;
+  if (body instanceof ArrayBuffer) return new Uint8Array(body);
+  throw new TypeError("fetch: the request body must be text, bytes or a byte stream");
+}
+
+function responseOf(incoming: IncomingMessage): Response {
+  const status = incoming.statusCode ?? 0;
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(incoming.headers)) {
+    if (value === undefined) continue;
+    for (const each of Array.isArray(value) ? value : [value]) headers.append(name, each);
+  }
+  const init = { status, statusText: incoming.statusMessage ?? "", headers };
+  if (NULL_BODY_STATUSES.has(status)) {
+    incoming.resume();
+    return new Response(null, init);
+  }
+  return new Response(Readable.toWeb(incoming) as ReadableStream<Uint8Array>, init);
+}

@@ -1,0 +1,144 @@
+/**
+ * The fetch the Anthropic summarizer sends with, against a real local HTTP
+ * server: what the SDK relies on (status, headers, a body that streams as
+ * it arrives, aborts before and after the headers, connection errors in the
+ * shape Node's fetch gives them) and what it is for (a request body let go
+ * of once sent, nothing of a finished call left to the collector's full
+ * collections).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { createNodeHttpFetch } from "../../src/summarizers/nodeHttpFetch.js";
+
+let server: Server | undefined;
+afterEach(async () => {
+  if (server === undefined) return;
+  server.closeAllConnections();
+  await new Promise((resolve) => server!.close(resolve));
+  server = undefined;
+});
+
+interface Received {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: IncomingMessage["headers"];
+  readonly body: string;
+}
+
+/** A server that records each request (body read whole) and answers with `answer`. */
+async function serve(answer: (res: ServerResponse, received: Received) => void): Promise<{ url: string; received: Received[] }> {
+  const received: Received[] = [];
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const request = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") };
+      received.push(request);
+      answer(res, request);
+    });
+  });
+  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server!.address() as AddressInfo).port}`, received };
+}
+
+describe("the summarizer's fetch over node:http", () => {
+  it("sends the method, headers and body, and gives back the status, headers and body", async () => {
+    const { url, received } = await serve((res) => {
+      res.writeHead(201, "Made", { "content-type": "application/json", "x-request-id": "req_1" });
+      res.end('{"ok":true}');
+    });
+    const fetch = createNodeHttpFetch();
+    const body = '{"text":"héllo → world"}';
+    const response = await fetch(`${url}/v1/messages?beta=true`, { method: "POST", headers: { "x-api-key": "sk-test", "content-type": "application/json" }, body });
+
+    expect(response.status).toBe(201);
+    expect(response.statusText).toBe("Made");
+    expect(response.headers.get("x-request-id")).toBe("req_1");
+    expect(await response.json()).toEqual({ ok: true });
+    expect(received).toHaveLength(1);
+    expect(received[0]).toMatchObject({ method: "POST", url: "/v1/messages?beta=true", body });
+    expect(received[0]!.headers["x-api-key"]).toBe("sk-test");
+    // Sent with its length in bytes, not chunked, and asking for no compression.
+    expect(received[0]!.headers["content-length"]).toBe(String(Buffer.byteLength(body)));
+    expect(received[0]!.headers["accept-encoding"]).toBe("identity");
+  });
+
+  it("streams the body as it arrives, before the response ends", async () => {
+    let finish: () => void = () => undefined;
+    const { url } = await serve((res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("event: ping\ndata: {}\n\n");
+      finish = () => res.end("event: done\ndata: {}\n\n");
+    });
+    const response = await createNodeHttpFetch()(url, { method: "POST", body: "{}" });
+    const reader = response.body!.getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toBe("event: ping\ndata: {}\n\n");
+    finish();
+    let rest = "";
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += new TextDecoder().decode(chunk.value);
+    expect(rest).toBe("event: done\ndata: {}\n\n");
+  });
+
+  it("sends a byte stream body whole", async () => {
+    const { url, received } = await serve((res) => res.end());
+    const bytes = new TextEncoder().encode("streamed body");
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(bytes.subarray(0, 8));
+        controller.enqueue(bytes.subarray(8));
+        controller.close();
+      },
+    });
+    await createNodeHttpFetch()(url, { method: "POST", body, duplex: "half" } as RequestInit);
+    expect(received[0]!.body).toBe("streamed body");
+  });
+
+  it("gives a bodiless status a null body", async () => {
+    const { url } = await serve((res) => res.writeHead(204).end());
+    const response = await createNodeHttpFetch()(url, { method: "DELETE" });
+    expect(response.status).toBe(204);
+    expect(response.body).toBeNull();
+  });
+
+  it("rejects with the abort reason when aborted before the headers, and at once when already aborted", async () => {
+    const { url } = await serve(() => undefined); // never answers
+    const controller = new AbortController();
+    const pending = createNodeHttpFetch()(url, { method: "POST", body: "{}", signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ name: "AbortError" });
+    await expect(createNodeHttpFetch()(url, { signal: controller.signal })).rejects.toMatchObject({ name: "AbortError" });
+  });
+
+  it("errors a streaming body with the abort reason when aborted after the headers", async () => {
+    const { url } = await serve((res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("event: ping\ndata: {}\n\n");
+    });
+    const controller = new AbortController();
+    const response = await createNodeHttpFetch()(url, { signal: controller.signal });
+    const reader = response.body!.getReader();
+    await reader.read();
+    controller.abort();
+    await expect(reader.read()).rejects.toMatchObject({ name: "AbortError" });
+  });
+
+  it("reports a refused connection as Node's fetch does: a TypeError with the cause", async () => {
+    const { url } = await serve((res) => res.end());
+    server!.closeAllConnections();
+    await new Promise((resolve) => server!.close(resolve));
+    server = undefined;
+    const error = await createNodeHttpFetch()(url).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as TypeError).message).toBe("fetch failed");
+    expect((error as TypeError & { cause: NodeJS.ErrnoException }).cause.code).toBe("ECONNREFUSED");
+  });
+
+  it("refuses a body it cannot send, naming what it takes", async () => {
+    await expect(createNodeHttpFetch()("http://127.0.0.1:1/", { method: "POST", body: new URLSearchParams("a=1") })).rejects.toThrow(
+      "fetch: the request body must be text, bytes or a byte stream",
+    );
+  });
+});

@@ -8,7 +8,8 @@
  * by reporting progress faithfully, stopping when told to, and never passing
  * off an unfinished summary as a finished one.
  */
-import Anthropic, { type Middleware } from "@anthropic-ai/sdk";
+import Anthropic, { AnthropicError, APIUserAbortError, type Middleware } from "@anthropic-ai/sdk";
+import type { MessageDeltaUsage, RawMessageStreamEvent, Usage } from "@anthropic-ai/sdk/resources/messages";
 import type { SummarizationRequest, SummarizationResponse, Summarizer } from "../core/summarizer.js";
 import { createNodeHttpFetch } from "./nodeHttpFetch.js";
 import { sseEventCounter } from "./sseEventCounter.js";
@@ -89,19 +90,14 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
        * The request carries exactly model, max_tokens, system and one user
        * message. No temperature, top_p or top_k: the API version this SDK
        * speaks rejects them, and the default sampling summarizes well.
-       *
-       * `messages.stream()` rather than a raw `create({stream: true})`: when
-       * the signal aborts a raw stream, its loop just ends, and the text
-       * received so far would look like a complete summary. The stream helper
-       * rejects with `APIUserAbortError` instead, and rejects a stream that
-       * ends without `message_stop` (a dropped connection) as well.
        */
-      const stream = client.messages.stream(
+      const stream = await client.messages.create(
         {
           model,
           max_tokens: request.maxTokens,
           system: request.system,
           messages: [{ role: "user", content: request.prompt }],
+          stream: true,
         },
         {
           signal: request.signal,
@@ -111,25 +107,104 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
         },
       );
       // SDK errors are thrown untouched: the core's overflow detection reads their status and body.
-      const message = await stream.finalMessage();
+      const summary = await readSummary(stream, request.signal);
 
-      if (message.stop_reason === "refusal") throw new SummaryRefusedError(model);
-      const text = message.content
-        .flatMap((block) => (block.type === "text" ? [block.text] : []))
-        .join("");
-      const usage = message.usage;
+      if (summary.stopReason === "refusal") throw new SummaryRefusedError(model);
       return {
-        text,
-        truncated: !finishedNaturally(message.stop_reason),
-        stopReason: message.stop_reason ?? undefined,
-        usage: {
-          // Cached input is still input: the core calibrates its estimates against this total.
-          inputTokens:
-            usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0),
-          outputTokens: usage.output_tokens,
-        },
+        text: summary.text,
+        truncated: !finishedNaturally(summary.stopReason),
+        stopReason: summary.stopReason ?? undefined,
+        usage: { inputTokens: summary.inputTokens, outputTokens: summary.outputTokens },
       };
     },
+  };
+}
+
+/** What a summary's event stream said, gathered as it arrived. */
+interface StreamedSummary {
+  /** The text of its text blocks, in order (thinking is not summary). */
+  readonly text: string;
+  readonly stopReason: string | null;
+  /** Input tokens, cached input included: the core calibrates its estimates against this total. */
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+}
+
+/**
+ * Reads the events of `create({stream: true})` into the summary, keeping
+ * only the text and the counts, where the SDK's `messages.stream()` helper
+ * kept a snapshot of the whole message and an emitter of every event (and,
+ * with summaries streaming for seconds, left more for full collections to
+ * free; docs/BENCHMARKS.md, Service). Two things that helper did are done
+ * here. A stream the signal aborted ends its loop quietly in the SDK, and
+ * the text so far would look whole: it rejects with `APIUserAbortError`
+ * instead. A stream that ends without `message_stop` (a connection dropped
+ * by a proxy, a server that gave up) rejects too, rather than pass off a
+ * summary that was cut short.
+ */
+async function readSummary(stream: AsyncIterable<RawMessageStreamEvent>, signal: AbortSignal): Promise<StreamedSummary> {
+  const textBlocks = new Set<number>();
+  const text: string[] = [];
+  let stopReason: string | null = null;
+  let usage: Usage | undefined;
+  let stopped = false;
+  try {
+    for await (const event of stream) {
+      switch (event.type) {
+        case "message_start":
+          usage = { ...event.message.usage };
+          break;
+        case "content_block_start":
+          if (event.content_block.type === "text") {
+            textBlocks.add(event.index);
+            text.push(event.content_block.text);
+          }
+          break;
+        case "content_block_delta":
+          if (event.delta.type === "text_delta" && textBlocks.has(event.index)) text.push(event.delta.text);
+          break;
+        case "message_delta":
+          stopReason = event.delta.stop_reason;
+          if (usage !== undefined) usage = withDelta(usage, event.usage);
+          break;
+        case "message_stop":
+          stopped = true;
+          break;
+      }
+    }
+  } catch (err) {
+    throw asAnthropicError(err, signal);
+  }
+  if (signal.aborted) throw new APIUserAbortError();
+  if (!stopped || usage === undefined) throw new AnthropicError("the summary's stream ended before message_stop");
+  return {
+    text: text.join(""),
+    stopReason,
+    inputTokens: usage.input_tokens + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0),
+    outputTokens: usage.output_tokens,
+  };
+}
+
+/**
+ * A failure while the stream is read, as the SDK's stream helper reported
+ * it: an abort as `APIUserAbortError`, anything else that is not already the
+ * SDK's (a connection reset, a body cut off) as an `AnthropicError` with the
+ * original as its cause.
+ */
+function asAnthropicError(err: unknown, signal: AbortSignal): unknown {
+  if (err instanceof AnthropicError) return err;
+  if (signal.aborted || (err instanceof Error && err.name === "AbortError")) return new APIUserAbortError();
+  return err instanceof Error ? new AnthropicError(err.message, { cause: err }) : new AnthropicError(String(err));
+}
+
+/** The usage a `message_delta` reports: output so far, and input counts when it restates them. */
+function withDelta(usage: Usage, delta: MessageDeltaUsage): Usage {
+  return {
+    ...usage,
+    output_tokens: delta.output_tokens,
+    ...(delta.input_tokens != null && { input_tokens: delta.input_tokens }),
+    ...(delta.cache_creation_input_tokens != null && { cache_creation_input_tokens: delta.cache_creation_input_tokens }),
+    ...(delta.cache_read_input_tokens != null && { cache_read_input_tokens: delta.cache_read_input_tokens }),
   };
 }
 

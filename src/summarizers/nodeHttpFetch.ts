@@ -13,12 +13,14 @@
  * is text, bytes or a byte stream. Responses are asked for uncompressed
  * (`accept-encoding: identity`): a stream of server-sent events gains little
  * from compression and would lose its event-by-event progress to a
- * decompressor's buffering. Redirects are not followed; the Messages API
- * does not send them.
+ * decompressor's buffering. An endpoint that compresses all the same (some
+ * Anthropic-compatible gateways) is decoded, as Node's fetch would. Redirects
+ * are not followed; the Messages API does not send them.
  */
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
-import { Readable } from "node:stream";
+import { pipeline, Readable, type Transform } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 
 /** Statuses whose response has no body by definition; `Response` refuses one for them. */
@@ -94,10 +96,33 @@ function responseOf(incoming: IncomingMessage): Response {
     if (value === undefined) continue;
     for (const each of Array.isArray(value) ? value : [value]) headers.append(name, each);
   }
-  const init = { status, statusText: incoming.statusMessage ?? "", headers };
   if (NULL_BODY_STATUSES.has(status)) {
     incoming.resume();
-    return new Response(null, init);
+    return new Response(null, { status, statusText: incoming.statusMessage ?? "", headers });
   }
-  return new Response(Readable.toWeb(incoming) as ReadableStream<Uint8Array>, init);
+  const decoder = decoderFor(headers.get("content-encoding"));
+  let body: Readable = incoming;
+  if (decoder !== undefined) {
+    // What the body says once decoded: no encoding, and a length no longer known.
+    headers.delete("content-encoding");
+    headers.delete("content-length");
+    // An error on either side (a reset connection, a corrupt stream) ends the decoded body with it.
+    body = pipeline(incoming, decoder, () => undefined);
+  }
+  return new Response(Readable.toWeb(body) as ReadableStream<Uint8Array>, { status, statusText: incoming.statusMessage ?? "", headers });
+}
+
+/** A decoder for the content codings Node's fetch decodes; undefined for none (or one it would pass through). */
+function decoderFor(encoding: string | null): Transform | undefined {
+  switch (encoding?.trim().toLowerCase()) {
+    case "gzip":
+    case "x-gzip":
+      return createGunzip();
+    case "deflate":
+      return createInflate();
+    case "br":
+      return createBrotliDecompress();
+    default:
+      return undefined;
+  }
 }

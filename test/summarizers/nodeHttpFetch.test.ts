@@ -8,6 +8,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { createNodeHttpFetch } from "../../src/summarizers/nodeHttpFetch.js";
 
@@ -93,6 +94,21 @@ describe("the summarizer's fetch over node:http", () => {
     });
     await createNodeHttpFetch()(url, { method: "POST", body, duplex: "half" } as RequestInit);
     expect(received[0]!.body).toBe("streamed body");
+  });
+
+  it.each([
+    ["gzip", gzipSync],
+    ["br", brotliCompressSync],
+    ["deflate", deflateSync],
+  ] as const)("decodes a body an endpoint compressed (%s) though asked not to", async (encoding, compress) => {
+    const events = "event: ping\ndata: {}\n\n".repeat(50);
+    const { url } = await serve((res) => {
+      res.writeHead(200, { "content-type": "text/event-stream", "content-encoding": encoding });
+      res.end(compress(events));
+    });
+    const response = await createNodeHttpFetch()(url);
+    expect(response.headers.get("content-encoding")).toBeNull();
+    expect(await response.text()).toBe(events);
   });
 
   it("gives a bodiless status a null body", async () => {

@@ -64,23 +64,36 @@ export class SummaryRefusedError extends Error {
   }
 }
 
+/** Clients made by {@link createAnthropicClient}, which send over node:http. */
+const NODE_HTTP_CLIENTS = new WeakSet<Anthropic>();
+
+/**
+ * An SDK client that sends over `node:http` (nodeHttpFetch.ts) rather than
+ * Node's fetch, for the summarizers compactd builds: the CLI's, each worker's
+ * shared one. Options left undefined take the SDK's resolution
+ * (`ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL`, its default retries).
+ */
+export function createAnthropicClient(options: { readonly apiKey?: string | undefined; readonly baseURL?: string | undefined; readonly maxRetries?: number }): Anthropic {
+  const client = new Anthropic({
+    ...(options.apiKey !== undefined && { apiKey: options.apiKey }),
+    ...(options.baseURL !== undefined && { baseURL: options.baseURL }),
+    ...(options.maxRetries !== undefined && { maxRetries: options.maxRetries }),
+    fetch: createNodeHttpFetch(),
+  });
+  NODE_HTTP_CLIENTS.add(client);
+  return client;
+}
+
 export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): Summarizer {
   const model = checkModel(options.model);
   const maxRetries = checkCount("maxRetries", options.maxRetries);
   const timeoutMs = checkPositive("timeoutMs", options.timeoutMs);
 
-  // Sent over node:http rather than Node's fetch: see nodeHttpFetch.ts for why.
-  const client =
-    options.client ??
-    new Anthropic({
-      ...(options.apiKey !== undefined && { apiKey: options.apiKey }),
-      ...(options.baseURL !== undefined && { baseURL: options.baseURL }),
-      fetch: createNodeHttpFetch(),
-    });
+  const client = options.client ?? createAnthropicClient({ apiKey: options.apiKey, baseURL: options.baseURL });
 
-  // Only a given client may send with Node's fetch, which keeps a text body as long as the response streams.
+  // Only a client not made here sends with Node's fetch, which keeps a text body as long as the response streams.
   // A subclass (Bedrock, Vertex) may sign the body in `prepareRequest`, which runs after middleware and must see the text.
-  const sendsBodyAsStream = options.client !== undefined && Object.getPrototypeOf(client) === Anthropic.prototype;
+  const sendsBodyAsStream = !NODE_HTTP_CLIENTS.has(client) && Object.getPrototypeOf(client) === Anthropic.prototype;
 
   return {
     name: "anthropic",
@@ -250,10 +263,10 @@ function reportEachEvent(onProgress: () => void): Middleware {
 }
 
 /**
- * For a given client, which sends with Node's fetch (the summarizer's own
- * client sends with {@link createNodeHttpFetch}, which lets go of a text body
- * once written): sends the request's JSON as a stream of its bytes, with
- * their length. Given the text itself, fetch keeps it as the body's source for as long as
+ * For a client not made by {@link createAnthropicClient}, which sends with
+ * Node's fetch (compactd's own clients send with {@link createNodeHttpFetch},
+ * which lets go of a text body once written): sends the request's JSON as a
+ * stream of its bytes, with their length. Given the text itself, fetch keeps it as the body's source for as long as
  * the response streams, which is the whole summary: a second copy of the
  * prompt (two bytes a character when the transcript is not all Latin-1) per
  * call in flight. A stream's bytes are let go of once sent, so a worker with

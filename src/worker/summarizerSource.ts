@@ -7,10 +7,9 @@
  * summary extracted without a model, so the service still compacts instead of
  * refusing work.
  */
-import Anthropic from "@anthropic-ai/sdk";
 import type { Config } from "../config.js";
 import { OFFLINE_SUMMARIZER, type SummarizerChoice } from "../core/compactor.js";
-import { createAnthropicSummarizer, DEFAULT_MODEL } from "../summarizers/anthropic.js";
+import { createAnthropicClient, createAnthropicSummarizer, DEFAULT_MODEL } from "../summarizers/anthropic.js";
 
 /**
  * SDK retries inside one summarizer attempt (429, 5xx, 529, honouring
@@ -25,11 +24,7 @@ export function createSummarizerSource(config: Pick<Config, "anthropicApiKey" | 
   if (config.anthropicApiKey === undefined) {
     return () => OFFLINE_SUMMARIZER;
   }
-  const client = new Anthropic({
-    apiKey: config.anthropicApiKey,
-    ...(config.anthropicBaseUrl !== undefined && { baseURL: config.anthropicBaseUrl }),
-    maxRetries: SDK_RETRIES,
-  });
+  const client = createAnthropicClient({ apiKey: config.anthropicApiKey, baseURL: config.anthropicBaseUrl, maxRetries: SDK_RETRIES });
   const defaultModel = config.model ?? DEFAULT_MODEL;
   return (model) => createAnthropicSummarizer({ client, model: model ?? defaultModel, maxRetries: SDK_RETRIES });
 }

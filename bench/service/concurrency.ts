@@ -72,6 +72,12 @@ export interface ConcurrencyResult {
   readonly turnSeconds: number;
   /** Mean time from a worker taking a job to BullMQ marking it finished (the whole processor). */
   readonly processorSeconds: number;
+  /**
+   * Jobs BullMQ marked finished per second in the window, whether or not
+   * their callbacks have arrived: against `rate` (callbacks received), it
+   * tells compactions that did not keep up from callbacks that did not.
+   */
+  readonly finishedRate: number;
   readonly compactSeconds: number;
   readonly summarizerSeconds: number;
   readonly notCompleted: number;
@@ -186,6 +192,7 @@ export async function measureConcurrency(
       windowSeconds: seconds,
       turnSeconds: inFlightMedian / rate,
       processorSeconds: processed.reduce((a, b) => a + b, 0) / Math.max(1, processed.length) / 1000,
+      finishedRate: processed.length / seconds,
       compactSeconds: meanBetween(windowStart.compact, windowEnd.compact),
       summarizerSeconds: meanBetween(windowStart.summarizer, windowEnd.summarizer),
       notCompleted: clock.arrivals.filter((a) => a.degraded || a.failed).length,

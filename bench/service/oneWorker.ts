@@ -15,18 +15,21 @@ import { measureConcurrency, ONE_WORKER } from "./concurrency.js";
 import { corpusWorkloads, SCENARIO_CONVERSATIONS } from "./workload.js";
 
 
+/** `BENCH_CONCURRENCY_WORKERS=2` runs the two-worker scenario of `npm run bench:service` alone instead. */
+const PLAN = { ...ONE_WORKER, workers: Number(process.env.BENCH_CONCURRENCY_WORKERS ?? ONE_WORKER.workers) };
+
 const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
-test("one worker, 200 jobs in flight", async () => {
+test(`${PLAN.workers} worker(s), 200 jobs in flight each`, async () => {
   const loadAtStart = loadavg()[0]!;
   const redis = createRedisConnection(TEST_REDIS_URL, "worker", "bench-concurrency");
   try {
-    const r = await measureConcurrency(corpusWorkloads(SCENARIO_CONVERSATIONS), ONE_WORKER, redis, (line) => process.stderr.write(`${line}\n`));
+    const r = await measureConcurrency(corpusWorkloads(SCENARIO_CONVERSATIONS), PLAN, redis, (line) => process.stderr.write(`${line}\n`));
     const heap = r.heapSample === undefined ? "not read" : `${mib(r.heapSample.heapUsedBytes)} used / ${mib(r.heapSample.heapTotalBytes)} total / ${mib(r.heapSample.externalBytes)} external at ${mib(r.heapSample.rssBytes)} RSS`;
     process.stdout.write(
       [
         `jobs in flight: median ${r.inFlightMedian}, lowest ${r.inFlightMin}`,
-        `jobs/s: ${r.rate.toFixed(1)} (fed ${r.offeredRate})`,
+        `jobs/s: ${r.rate.toFixed(1)} (fed ${r.offeredRate}); finished by BullMQ: ${r.finishedRate.toFixed(1)} a second`,
         `highest RSS: ${mib(r.maxRssBytes)}; heap: ${heap}`,
         `worker CPU: ${r.workerCores.toFixed(2)} cores (main thread ${r.mainThreadCores.toFixed(2)}), ${r.workerCpuMsPerJob.toFixed(1)} ms a job; rest of the machine ${r.restCores.toFixed(2)} cores`,
         `a job's turn in a slot ${r.turnSeconds.toFixed(2)} s; taken → finished ${r.processorSeconds.toFixed(2)} s; compactor call ${r.compactSeconds.toFixed(2)} s; one summarizer call ${r.summarizerSeconds.toFixed(2)} s`,

@@ -1,6 +1,7 @@
 /**
  * Only the one-worker concurrency scenario of the service benchmark
- * (`npm run bench:concurrency`): one `compactd worker` at WORKER_CONCURRENCY
+ * (`npm run bench:concurrency`; the two-worker one with
+ * `BENCH_CONCURRENCY_WORKERS=2`): one `compactd worker` at WORKER_CONCURRENCY
  * 200 against the two-second fake summarizer, as in `npm run bench:service`,
  * in about 20 s instead of minutes. For trying a change to what a job in
  * flight costs (with `BENCH_WORKER_NODE_FLAGS` for a heap setting, see

@@ -270,26 +270,26 @@ function writeUtf8(text: string, start: number, end: number, buffer: Uint8Array,
 export type TokenCounter = (text: string, ceiling?: number) => number;
 
 /**
- * A counter for `ranks`, pre-tokenizing with `splitPattern` (a global regex,
- * as the vocabulary's own tokenizer uses). The vocabulary's table is built on
- * the first count, not on import: a process that never counts (the API on a
- * small request it need not price) never pays for it. Given as a function,
- * the vocabulary is loaded then and let go of once the table is built, so a
- * process keeps only the table's typed arrays, which the collector does not
- * walk (see tokenCounter.ts).
+ * A counter for the vocabulary `loadRanks` gives, pre-tokenizing with
+ * `splitPattern` (a global regex, as the vocabulary's own tokenizer uses).
+ * The vocabulary is loaded and its table built on the first count, not on
+ * import: a process that never counts (the API on a small request it need
+ * not price) never pays for it. Once the table is built the vocabulary is let
+ * go of, so a process keeps only the table's typed arrays, which the
+ * collector does not walk (see tokenCounter.ts).
  */
-export function byteLevelBpeCounter(ranks: BpeRanks | (() => BpeRanks), splitPattern: RegExp): TokenCounter {
+export function byteLevelBpeCounter(loadRanks: () => BpeRanks, splitPattern: RegExp): TokenCounter {
   let table: RankTable | undefined;
-  let source: BpeRanks | (() => BpeRanks) | undefined = ranks;
+  let load: (() => BpeRanks) | undefined = loadRanks;
   const scratch = new MergeScratch();
   const encoder = new TextEncoder();
   let buffer = new Uint8Array(1024);
   const pieces = new PieceWalker(splitPattern);
   return (text, ceiling = Infinity) => {
     if (table === undefined) {
-      table = buildRankTable(typeof source === "function" ? source() : source!);
-      // The table has everything the count needs: the vocabulary itself can go.
-      source = undefined;
+      table = buildRankTable(load!());
+      // The table has everything the count needs: the loader, and whatever it holds, can go.
+      load = undefined;
     }
     // Pieces that needed merging, by text, for this call only: a text repeats
     // its words and identifiers (and a run cut in windows repeats whole

@@ -266,8 +266,8 @@ function reportEachEvent(onProgress: () => void): Middleware {
  * For a client not made by {@link createAnthropicClient}, which sends with
  * Node's fetch (compactd's own clients send with {@link createNodeHttpFetch},
  * which lets go of a text body once written): sends the request's JSON as a
- * stream of its bytes, with their length. Given the text itself, fetch keeps it as the body's source for as long as
- * the response streams, which is the whole summary: a second copy of the
+ * stream of its bytes, with their length. Given the text itself, fetch keeps
+ * it as the body's source for as long as the response streams, which is the whole summary: a second copy of the
  * prompt (two bytes a character when the transcript is not all Latin-1) per
  * call in flight. A stream's bytes are let go of once sent, so a worker with
  * hundreds of summaries in flight holds each prompt once (see "Memory per

@@ -96,9 +96,10 @@ function responseOf(incoming: IncomingMessage): Response {
     if (value === undefined) continue;
     for (const each of Array.isArray(value) ? value : [value]) headers.append(name, each);
   }
+  const init = { status, statusText: incoming.statusMessage ?? "", headers };
   if (NULL_BODY_STATUSES.has(status)) {
     incoming.resume();
-    return new Response(null, { status, statusText: incoming.statusMessage ?? "", headers });
+    return new Response(null, init);
   }
   const decoder = decoderFor(headers.get("content-encoding"));
   let body: Readable = incoming;
@@ -109,7 +110,7 @@ function responseOf(incoming: IncomingMessage): Response {
     // An error on either side (a reset connection, a corrupt stream) ends the decoded body with it.
     body = pipeline(incoming, decoder, () => undefined);
   }
-  return new Response(Readable.toWeb(body) as ReadableStream<Uint8Array>, { status, statusText: incoming.statusMessage ?? "", headers });
+  return new Response(Readable.toWeb(body) as ReadableStream<Uint8Array>, init);
 }
 
 /** A decoder for the content codings Node's fetch decodes; undefined for none (or one it would pass through). */

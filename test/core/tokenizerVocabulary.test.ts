@@ -1,7 +1,7 @@
 /**
  * What a process keeps of the tokenizer once it has counted: the rank table's
  * typed arrays, not gpt-tokenizer's vocabulary (200,000 strings and the
- * module's source, about 13 MB of heap that every full collection would mark
+ * module's source, about 12 MB of heap that every full collection would mark
  * again). Measured from before the counter is loaded to after its first
  * count, in a test file of its own so nothing else has loaded it.
  */

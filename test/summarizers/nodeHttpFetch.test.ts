@@ -2,9 +2,8 @@
  * The fetch the Anthropic summarizer sends with, against a real local HTTP
  * server: what the SDK relies on (status, headers, a body that streams as
  * it arrives, aborts before and after the headers, connection errors in the
- * shape Node's fetch gives them) and what it is for (a request body let go
- * of once sent, nothing of a finished call left to the collector's full
- * collections).
+ * shape Node's fetch gives them). That it lets go of a request body once
+ * sent is held by requestBodyInFlight.test.ts.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";

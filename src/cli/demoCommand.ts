@@ -37,7 +37,7 @@ import { sharedRedisLine } from "./serviceCommand.js";
 import { EXIT, UsageError } from "./usageError.js";
 
 /** Every conversation is compacted as if the model's window were this large. */
-export const DEMO_CONTEXT_WINDOW = 32_000;
+const DEMO_CONTEXT_WINDOW = 32_000;
 
 /** The clone's root: src/cli and dist/cli both sit two folders below it. */
 const packageRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");

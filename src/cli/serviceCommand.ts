@@ -26,10 +26,10 @@ export type ServiceKind = "serve" | "worker" | "dev";
 const SERVICE_NAMES: Readonly<Record<ServiceKind, string>> = { serve: "compactd-api", worker: "compactd-worker", dev: "compactd" };
 
 /** The key `compactd dev` accepts when COMPACTD_API_KEYS is unset: a laptop needs no secret. */
-export const DEV_API_KEY = { tenant: "local", key: "dev" } as const;
+const DEV_API_KEY = { tenant: "local", key: "dev" } as const;
 
 /** Callback receivers `dev` may call besides public addresses: an agent on the same laptop. */
-export const DEV_CALLBACK_ALLOW = ["127.0.0.0/8", "::1", "localhost"] as const;
+const DEV_CALLBACK_ALLOW = ["127.0.0.0/8", "::1", "localhost"] as const;
 
 export interface ServiceOptions {
   /** Resolves when the process should shut down; defaults to the first SIGTERM or SIGINT. */

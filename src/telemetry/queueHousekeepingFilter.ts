@@ -13,7 +13,7 @@ import type { ReadableSpan, SpanProcessor } from "@opentelemetry/sdk-trace-node"
 
 const BULLMQ_SCOPE = "bullmq";
 
-export function isQueueHousekeeping(span: ReadableSpan): boolean {
+function isQueueHousekeeping(span: ReadableSpan): boolean {
   return span.instrumentationScope.name === BULLMQ_SCOPE && span.parentSpanContext === undefined && span.kind === SpanKind.INTERNAL;
 }
 

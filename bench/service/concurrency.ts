@@ -66,8 +66,9 @@ export interface ConcurrencyResult {
   readonly windowSeconds: number;
   /**
    * Where a job's turn in a slot goes, in seconds, over the window: the whole
-   * turn (jobs in flight / jobs per second), the compactor's call and one
-   * summarization call, as the first worker's metrics report them.
+   * turn (jobs in flight / jobs per second), the compactor's call, one
+   * summarization call and one callback attempt, as the first worker's
+   * metrics report them.
    */
   readonly turnSeconds: number;
   /** Mean time from a worker taking a job to BullMQ marking it finished (the whole processor). */
@@ -80,6 +81,7 @@ export interface ConcurrencyResult {
   readonly finishedRate: number;
   readonly compactSeconds: number;
   readonly summarizerSeconds: number;
+  readonly callbackSeconds: number;
   readonly notCompleted: number;
 }
 
@@ -195,6 +197,7 @@ export async function measureConcurrency(
       finishedRate: processed.length / seconds,
       compactSeconds: meanBetween(windowStart.compact, windowEnd.compact),
       summarizerSeconds: meanBetween(windowStart.summarizer, windowEnd.summarizer),
+      callbackSeconds: meanBetween(windowStart.callback, windowEnd.callback),
       notCompleted: clock.arrivals.filter((a) => a.degraded || a.failed).length,
     };
   } finally {

@@ -33,7 +33,7 @@ test(`${PLAN.workers} worker(s), 200 jobs in flight each`, async () => {
         `jobs/s: ${r.rate.toFixed(1)} (fed ${r.offeredRate}); finished by BullMQ: ${r.finishedRate.toFixed(1)} a second`,
         `highest RSS: ${mib(r.maxRssBytes)}; heap: ${heap}`,
         `worker CPU: ${r.workerCores.toFixed(2)} cores (main thread ${r.mainThreadCores.toFixed(2)}), ${r.workerCpuMsPerJob.toFixed(1)} ms a job; rest of the machine ${r.restCores.toFixed(2)} cores`,
-        `a job's turn in a slot ${r.turnSeconds.toFixed(2)} s; taken → finished ${r.processorSeconds.toFixed(2)} s; compactor call ${r.compactSeconds.toFixed(2)} s; one summarizer call ${r.summarizerSeconds.toFixed(2)} s`,
+        `a job's turn in a slot ${r.turnSeconds.toFixed(2)} s; taken → finished ${r.processorSeconds.toFixed(2)} s; compactor call ${r.compactSeconds.toFixed(2)} s; one summarizer call ${r.summarizerSeconds.toFixed(2)} s; one callback attempt ${r.callbackSeconds.toFixed(2)} s`,
         `load average: ${loadAtStart.toFixed(2)} at the start, ${loadavg()[0]!.toFixed(2)} at the end; not completed normally: ${r.notCompleted}`,
       ].join("\n") + "\n",
     );

@@ -175,12 +175,12 @@ function concurrencySection(one: ConcurrencyResult, two: ConcurrencyResult): str
       `${num(r.workerCores, 2)} (main thread ${num(r.mainThreadCores, 2)})`,
       ms(r.workerCpuMsPerJob),
       num(r.restCores, 2),
-      `${num(r.turnSeconds, 2)} / ${num(r.processorSeconds, 2)} / ${num(r.compactSeconds, 2)} / ${num(r.summarizerSeconds, 2)}`,
+      `${num(r.turnSeconds, 2)} / ${num(r.processorSeconds, 2)} / ${num(r.compactSeconds, 2)} / ${num(r.summarizerSeconds, 2)} / ${num(r.callbackSeconds, 2)}`,
     ];
   };
   const scaling = two.rate / one.rate;
   return [
-    `**Concurrency.** Summarizer: the fake Anthropic API streaming each reply over 2 s (21 SSE events, 100 ms apart). The worker processes start on an empty queue; the bench then feeds it evenly at 1.2× what the workers' slots could take at 2 s a job (the API's job data through its schema, parser, intake and submit, without HTTP) for ${one.plan.feedSeconds} s. Jobs in flight (BullMQ's active count, sampled every 250 ms), throughput (callbacks received per second; beside it, the jobs BullMQ marked finished per second, callbacks arrived or not) and CPU are read from ${one.plan.settleSeconds} s after feeding starts until it stops (${num(one.windowSeconds)} s and ${num(two.windowSeconds)} s); RSS from \`/proc/<pid>/status\` over the whole run, the heap from the worker's own \`/metrics\` (read with every other RSS sample; the column shows the reading taken at the highest RSS among those). A job's turn is jobs in flight / jobs per second; *taken → finished* is the mean of \`finishedOn − processedOn\` of the jobs BullMQ finished in the window; the compactor call and the summarizer call are the means of \`compactd_job_duration_seconds\` and \`compactd_summarizer_duration_seconds\` over the window (first worker). The main thread's CPU is \`/proc/<pid>/task/<pid>/stat\`: the event loop, which one core bounds; the rest is V8's helper threads and libuv's pool.`,
+    `**Concurrency.** Summarizer: the fake Anthropic API streaming each reply over 2 s (21 SSE events, 100 ms apart). The worker processes start on an empty queue; the bench then feeds it evenly at 1.2× what the workers' slots could take at 2 s a job (the API's job data through its schema, parser, intake and submit, without HTTP) for ${one.plan.feedSeconds} s. Jobs in flight (BullMQ's active count, sampled every 250 ms), throughput (callbacks received per second; beside it, the jobs BullMQ marked finished per second, callbacks arrived or not) and CPU are read from ${one.plan.settleSeconds} s after feeding starts until it stops (${num(one.windowSeconds)} s and ${num(two.windowSeconds)} s); RSS from \`/proc/<pid>/status\` over the whole run, the heap from the worker's own \`/metrics\` (read with every other RSS sample; the column shows the reading taken at the highest RSS among those). A job's turn is jobs in flight / jobs per second; *taken → finished* is the mean of \`finishedOn − processedOn\` of the jobs BullMQ finished in the window; the compactor call, the summarizer call and the callback attempt are the means of \`compactd_job_duration_seconds\`, \`compactd_summarizer_duration_seconds\` and \`compactd_callback_duration_seconds\` over the window (first worker; a first delivery is made while its job holds its slot). The main thread's CPU is \`/proc/<pid>/task/<pid>/stat\`: the event loop, which one core bounds; the rest is V8's helper threads and libuv's pool.`,
     "",
     table(
       [
@@ -193,7 +193,7 @@ function concurrencySection(one: ConcurrencyResult, two: ConcurrencyResult): str
         "worker CPU, cores (busiest main thread)",
         "worker CPU per job, ms",
         "rest of the machine, cores",
-        "a job's turn in a slot / taken → finished / compactor call / one summarizer call, s",
+        "a job's turn in a slot / taken → finished / compactor call / one summarizer call / one callback attempt, s",
       ],
       [row(one), row(two)],
     ),

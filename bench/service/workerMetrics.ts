@@ -1,8 +1,8 @@
 /**
  * A worker's own account of itself, read from its Prometheus endpoint: the
  * heap (prom-client's default `nodejs_*` metrics), to say what its RSS is made
- * of, and the time its jobs spent compacting and waiting on the summarizer,
- * to say where a job's turn around the worker's slots goes.
+ * of, and the time its jobs spent compacting, waiting on the summarizer and
+ * delivering callbacks, to say where a job's turn around the worker's slots goes.
  */
 export interface WorkerMetrics {
   readonly heapUsedBytes: number;
@@ -12,6 +12,8 @@ export interface WorkerMetrics {
   readonly compact: Histogram;
   /** `compactd_summarizer_duration_seconds`: one summarization call. */
   readonly summarizer: Histogram;
+  /** `compactd_callback_duration_seconds`: one callback attempt (a first delivery holds its job's slot). */
+  readonly callback: Histogram;
 }
 
 /** Sum and count of a histogram over all its label sets. */
@@ -41,6 +43,7 @@ export async function workerMetrics(metricsPort: number): Promise<WorkerMetrics>
     externalBytes: gauge(text, "nodejs_external_memory_bytes"),
     compact: histogram(text, "compactd_job_duration_seconds"),
     summarizer: histogram(text, "compactd_summarizer_duration_seconds"),
+    callback: histogram(text, "compactd_callback_duration_seconds"),
   };
 }
 

@@ -93,6 +93,7 @@ describe("the Grafana dashboard", () => {
         "Queue depth by state",
         "Stalled jobs",
         "Workers up",
+        "Event-loop delay",
       ]),
     );
     const ids = dashboard.panels.map((panel) => panel.id);

@@ -1,3 +1,4 @@
+import type { EventLoopUtilization } from "node:perf_hooks";
 import { context, propagation, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { observeLatency } from "../metrics/exemplars.js";
 import type { Metrics } from "../metrics/metrics.js";
@@ -84,15 +85,34 @@ export function createCallbackSender({ config, metrics, resolveHost = systemReso
     slots: createReceiverSlots(config.callbackHostConcurrency, config.callbackTimeoutMs),
     async send(target, secret, attempt, body, slot, timeoutMs) {
       const started = performance.now();
-      let result: DeliveryResult;
+      const loopBefore = performance.eventLoopUtilization();
+      let result: DeliveryResult | undefined;
       try {
         result = await post(target, secret, attempt, body, timeoutMs);
       } finally {
-        slot.release(performance.now() - started);
+        const elapsed = performance.now() - started;
+        slot.release(result === undefined || result.outcome === "timeout" ? elapsed : receiverTime(elapsed, loopBefore));
       }
       metrics.callbacksTotal.inc({ outcome: result.outcome });
       return result;
     },
     destroy: () => agents.destroy(),
   };
+}
+
+/**
+ * How long a receiver that answered may have taken, for its slots' verdict
+ * (slow, or quick enough for first deliveries): the time the delivery took
+ * less the time this thread's event loop spent on other work meanwhile. An
+ * answer that arrives while the loop is busy is read only when it is free,
+ * so what the loop observes includes its own lateness, and a worker holding
+ * hundreds of compactions is often late by a tenth of a second or more.
+ * Counted against the receiver, that lateness made a receiver answering at
+ * once look slow: one worker at 200 in flight moved every callback to the
+ * queue after a burst and received 20 a second while it finished 53 jobs
+ * (docs/BENCHMARKS.md, Service). The figure is the least the receiver can
+ * have taken; a timeout is not discounted, since no answer came at all.
+ */
+function receiverTime(elapsedMs: number, loopBefore: EventLoopUtilization): number {
+  return Math.max(0, elapsedMs - performance.eventLoopUtilization(loopBefore).active);
 }

@@ -62,6 +62,15 @@ interface Attempt {
 /** Errors of a reused connection that the receiver had already closed. */
 const STALE_CONNECTION_ERRORS = new Set(["ECONNRESET", "EPIPE"]);
 
+/**
+ * The deadline is checked once more after the event loop's next look at its
+ * sockets (an immediate runs after the poll phase, a timer before it). A
+ * worker's loop runs every compaction it holds and can be busy for hundreds
+ * of milliseconds at a stretch (docs/OPERATIONS.md, "Event-loop delay"): an
+ * answer that came in time meanwhile waits unread, and the timer, due while
+ * the loop was busy, would otherwise fire first and throw it away, counting
+ * a receiver that answered at once as one that timed out.
+ */
 function post({ url, headers, body, timeoutMs, lookup }: DeliveryRequest, agent: Agent | false): Promise<Attempt> {
   return new Promise((resolve) => {
     const send = url.protocol === "https:" ? httpsRequest : httpRequest;
@@ -76,12 +85,16 @@ function post({ url, headers, body, timeoutMs, lookup }: DeliveryRequest, agent:
       lookup,
       agent,
     });
-    const timer = setTimeout(
-      () => request.destroy(new DeliveryTimeoutError(`receiver did not answer within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    request.once("response", (response) => {
+    let lastLook: NodeJS.Immediate | undefined;
+    const timer = setTimeout(() => {
+      lastLook = setImmediate(() => request.destroy(new DeliveryTimeoutError(`receiver did not answer within ${timeoutMs} ms`)));
+    }, timeoutMs);
+    const stopTheClock = (): void => {
       clearTimeout(timer);
+      clearImmediate(lastLook);
+    };
+    request.once("response", (response) => {
+      stopTheClock();
       // The body is not needed; drain it, which frees the connection for the next callback.
       response.resume();
       response.on("error", () => undefined);
@@ -92,7 +105,7 @@ function post({ url, headers, body, timeoutMs, lookup }: DeliveryRequest, agent:
     // `on`, not `once`: the socket may fail again while the body drains, and
     // an unheard error event would crash the worker. Later calls are no-ops.
     request.on("error", (error: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
+      stopTheClock();
       const staleConnection = request.reusedSocket && error.code !== undefined && STALE_CONNECTION_ERRORS.has(error.code);
       resolve({ result: outcomeOfError(error), staleConnection });
     });

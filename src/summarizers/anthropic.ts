@@ -11,7 +11,7 @@
 import Anthropic, { AnthropicError, APIUserAbortError, type Middleware } from "@anthropic-ai/sdk";
 import type { MessageDeltaUsage, RawMessageStreamEvent, Usage } from "@anthropic-ai/sdk/resources/messages";
 import type { SummarizationRequest, SummarizationResponse, Summarizer } from "../core/summarizer.js";
-import { createNodeHttpFetch } from "./nodeHttpFetch.js";
+import { createNodeHttpFetch, reportingServerSentEvents } from "./nodeHttpFetch.js";
 import { sseEventCounter } from "./sseEventCounter.js";
 
 /**
@@ -91,9 +91,11 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
 
   const client = options.client ?? createAnthropicClient({ apiKey: options.apiKey, baseURL: options.baseURL });
 
-  // Only a client not made here sends with Node's fetch, which keeps a text body as long as the response streams.
+  // A client made here reports its stream's events from its own fetch, and lets go of a text body once sent.
+  const overNodeHttp = NODE_HTTP_CLIENTS.has(client);
+  // Another sends with Node's fetch, which keeps a text body as long as the response streams.
   // A subclass (Bedrock, Vertex) may sign the body in `prepareRequest`, which runs after middleware and must see the text.
-  const sendsBodyAsStream = !NODE_HTTP_CLIENTS.has(client) && Object.getPrototypeOf(client) === Anthropic.prototype;
+  const sendsBodyAsStream = !overNodeHttp && Object.getPrototypeOf(client) === Anthropic.prototype;
 
   return {
     name: "anthropic",
@@ -114,7 +116,9 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
         },
         {
           signal: request.signal,
-          middleware: [reportEachEvent(request.onProgress), ...(sendsBodyAsStream ? [bodyLetGoOnceSent] : [])],
+          ...(overNodeHttp
+            ? { fetchOptions: reportingServerSentEvents(request.onProgress) }
+            : { middleware: [reportEachEvent(request.onProgress), ...(sendsBodyAsStream ? [bodyLetGoOnceSent] : [])] }),
           ...(maxRetries !== undefined && { maxRetries }),
           ...(timeoutMs !== undefined && { timeout: timeoutMs }),
         },
@@ -233,7 +237,9 @@ function finishedNaturally(stopReason: string | null): boolean {
 }
 
 /**
- * Calls `onProgress` once per server-sent event, pings included.
+ * Calls `onProgress` once per server-sent event, pings included, for a
+ * client not made by {@link createAnthropicClient} (compactd's own clients
+ * report events from their fetch: {@link reportingServerSentEvents}).
  *
  * The SDK drops `ping` events before any of its hooks see them, yet a ping is
  * exactly the API saying "still working": a model that thinks for minutes

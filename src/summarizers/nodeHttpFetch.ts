@@ -17,11 +17,41 @@
  * Anthropic-compatible gateways) is decoded, as Node's fetch would. Redirects
  * are not followed; the Messages API does not send them.
  */
+import type { ClientOptions } from "@anthropic-ai/sdk";
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";
 import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { pipeline, Readable, type Transform } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
+import { sseEventScanner } from "./sseEventCounter.js";
+
+/**
+ * Where a request's init may carry a listener for the server-sent events of
+ * its response body (see {@link reportingServerSentEvents}).
+ */
+const SERVER_SENT_EVENT_LISTENER = Symbol("compactd.serverSentEventListener");
+
+/**
+ * Request options (the SDK's per-request `fetchOptions`, which reach this
+ * fetch as part of its init) that have `onEvent` called at the end of every
+ * server-sent event of a successful response's body, pings included, as the
+ * bytes arrive. The summarizer's stall watchdog needs exactly that, and for
+ * a client sending with this fetch it is had here, on the bytes Node hands
+ * over, rather than through a web stream stage and the SDK's middleware
+ * chain, which together cost a summarizer call about half a millisecond of
+ * CPU more (docs/BENCHMARKS.md, Service).
+ */
+export function reportingServerSentEvents(onEvent: () => void): FetchOptions {
+  return { [SERVER_SENT_EVENT_LISTENER]: onEvent } as FetchOptions;
+}
+
+/** What the SDK takes as a request's `fetchOptions`. */
+type FetchOptions = NonNullable<ClientOptions["fetchOptions"]>;
+
+function serverSentEventListenerOf(init: RequestInit): (() => void) | undefined {
+  const listener = (init as { [SERVER_SENT_EVENT_LISTENER]?: unknown })[SERVER_SENT_EVENT_LISTENER];
+  return typeof listener === "function" ? (listener as () => void) : undefined;
+}
 
 /** Statuses whose response has no body by definition; `Response` refuses one for them. */
 const NULL_BODY_STATUSES = new Set([204, 205, 304]);
@@ -34,7 +64,7 @@ export function createNodeHttpFetch(): typeof fetch {
     if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError(`fetch: unsupported protocol ${url.protocol}`);
     init.signal?.throwIfAborted();
     const request = sendRequest(url, init, url.protocol === "https:" ? agents.https : agents.http);
-    return responseTo(request, init.signal ?? undefined);
+    return responseTo(request, init.signal ?? undefined, serverSentEventListenerOf(init));
   };
 }
 
@@ -59,7 +89,7 @@ function sendRequest(url: URL, init: RequestInit, agent: HttpAgent): ClientReque
 }
 
 /** The response, once its headers arrive; an abort reaches the request before then and the body after. */
-function responseTo(request: ClientRequest, signal: AbortSignal | undefined): Promise<Response> {
+function responseTo(request: ClientRequest, signal: AbortSignal | undefined, onEvent: (() => void) | undefined): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
     let response: IncomingMessage | undefined;
     const onAbort = (): void => {
@@ -71,7 +101,7 @@ function responseTo(request: ClientRequest, signal: AbortSignal | undefined): Pr
     request.once("response", (incoming) => {
       response = incoming;
       incoming.once("close", stopListening);
-      resolve(responseOf(incoming));
+      resolve(responseOf(incoming, onEvent));
     });
     // `on`, not `once`: a socket may fail again after its first error, and an unheard error would end the process.
     request.on("error", (error) => {
@@ -89,7 +119,7 @@ function requestBody(body: RequestInit["body"]): string | Uint8Array | ReadableS
   throw new TypeError("fetch: the request body must be text, bytes or a byte stream");
 }
 
-function responseOf(incoming: IncomingMessage): Response {
+function responseOf(incoming: IncomingMessage, onEvent: (() => void) | undefined): Response {
   const status = incoming.statusCode ?? 0;
   const headers = new Headers();
   for (const [name, value] of Object.entries(incoming.headers)) {
@@ -110,6 +140,8 @@ function responseOf(incoming: IncomingMessage): Response {
     // An error on either side (a reset connection, a corrupt stream) ends the decoded body with it.
     body = pipeline(incoming, decoder, () => undefined);
   }
+  // Attached before the web stream's own listener, in the same tick: it sees every chunk, first.
+  if (onEvent !== undefined && status >= 200 && status < 300) body.on("data", sseEventScanner(onEvent));
   return new Response(Readable.toWeb(body) as ReadableStream<Uint8Array>, init);
 }
 

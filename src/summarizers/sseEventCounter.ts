@@ -12,33 +12,41 @@ const LF = 0x0a;
 const CR = 0x0d;
 
 /**
- * Passes bytes through untouched and calls `onEvent` at the end of every SSE
- * event. An event ends at an empty line; lines end with LF, CR or CRLF, and
- * a CRLF may be split across chunks.
+ * A function to hand each chunk of the stream to, in order, which calls
+ * `onEvent` at the end of every SSE event. An event ends at an empty line;
+ * lines end with LF, CR or CRLF, and a CRLF may be split across chunks.
  */
-export function sseEventCounter(onEvent: () => void): TransformStream<Uint8Array, Uint8Array> {
+export function sseEventScanner(onEvent: () => void): (chunk: Uint8Array) => void {
   let lineLength = 0;
   let eventOpen = false;
   let afterCR = false;
+  return (chunk) => {
+    for (const byte of chunk) {
+      if (byte === LF && afterCR) {
+        afterCR = false;
+        continue;
+      }
+      afterCR = byte === CR;
+      if (byte !== LF && byte !== CR) {
+        lineLength++;
+        continue;
+      }
+      if (lineLength > 0) eventOpen = true;
+      else if (eventOpen) {
+        eventOpen = false;
+        onEvent();
+      }
+      lineLength = 0;
+    }
+  };
+}
+
+/** {@link sseEventScanner} as a web stream stage: passes bytes through untouched. */
+export function sseEventCounter(onEvent: () => void): TransformStream<Uint8Array, Uint8Array> {
+  const scan = sseEventScanner(onEvent);
   return new TransformStream({
     transform(chunk, controller) {
-      for (const byte of chunk) {
-        if (byte === LF && afterCR) {
-          afterCR = false;
-          continue;
-        }
-        afterCR = byte === CR;
-        if (byte !== LF && byte !== CR) {
-          lineLength++;
-          continue;
-        }
-        if (lineLength > 0) eventOpen = true;
-        else if (eventOpen) {
-          eventOpen = false;
-          onEvent();
-        }
-        lineLength = 0;
-      }
+      scan(chunk);
       controller.enqueue(chunk);
     },
   });

@@ -72,6 +72,18 @@ describe("createAnthropicSummarizer", () => {
     expect(result.text).toBe("SUMMARY");
   });
 
+  it("calls onProgress for every event, pings included, through a client of the caller's own (Node's fetch) too", async () => {
+    fake.setScript([{ kind: "reply", text: "SUMMARY", chunks: 4, pings: 3 }]);
+    const { request, progress } = summarizationRequest();
+    const client = new Anthropic({ apiKey: API_KEY, baseURL: fake.url, maxRetries: 0 });
+
+    await summarizer({ client }).summarize(request);
+
+    // message_start, 3 pings, text block (start, 4 deltas, stop), message_delta, message_stop.
+    expect(fake.requests[0]?.eventsSent).toBe(12);
+    expect(progress()).toBe(12);
+  });
+
   it("sends the model, the completion cap, the system prompt and one user message, streaming, without sampling parameters", async () => {
     const { request } = summarizationRequest();
     await summarizer().summarize(request);

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
-import { createNodeHttpFetch } from "../../src/summarizers/nodeHttpFetch.js";
+import { createNodeHttpFetch, reportingServerSentEvents } from "../../src/summarizers/nodeHttpFetch.js";
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -79,6 +79,36 @@ describe("the summarizer's fetch over node:http", () => {
     let rest = "";
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += new TextDecoder().decode(chunk.value);
     expect(rest).toBe("event: done\ndata: {}\n\n");
+  });
+
+  it("reports each server-sent event of a successful body to the listener its init carries, as the bytes arrive, and passes them on unchanged", async () => {
+    let finish: () => void = () => undefined;
+    const { url } = await serve((res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("event: ping\ndata: {}\n\n: comment\n\nevent: a\r\ndata: 1\r");
+      finish = () => res.end("\n\r\n");
+    });
+    let events = 0;
+    const response = await createNodeHttpFetch()(url, { method: "POST", body: "{}", ...reportingServerSentEvents(() => events++) });
+    const reader = response.body!.getReader();
+    let text = new TextDecoder().decode((await reader.read()).value);
+    // The ping and the comment have ended; the third event's blank line has not come yet.
+    expect(events).toBe(2);
+    finish();
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += new TextDecoder().decode(chunk.value);
+    expect(events).toBe(3);
+    expect(text).toBe("event: ping\ndata: {}\n\n: comment\n\nevent: a\r\ndata: 1\r\n\r\n");
+  });
+
+  it("reports no events of an error's body", async () => {
+    const { url } = await serve((res) => {
+      res.writeHead(529, { "content-type": "text/event-stream" });
+      res.end('event: error\ndata: {"type":"overloaded_error"}\n\n');
+    });
+    let events = 0;
+    const response = await createNodeHttpFetch()(url, { method: "POST", body: "{}", ...reportingServerSentEvents(() => events++) });
+    expect(await response.text()).toContain("overloaded_error");
+    expect(events).toBe(0);
   });
 
   it("sends a byte stream body whole", async () => {

@@ -89,7 +89,7 @@ describe("the summarizer's fetch over node:http", () => {
       finish = () => res.end("\n\r\n");
     });
     let events = 0;
-    const response = await createNodeHttpFetch()(url, { method: "POST", body: "{}", ...reportingServerSentEvents(() => events++) });
+    const response = await createNodeHttpFetch()(url, { method: "POST", body: "{}", ...(reportingServerSentEvents(() => events++) as object) });
     const reader = response.body!.getReader();
     let text = new TextDecoder().decode((await reader.read()).value);
     // The ping and the comment have ended; the third event's blank line has not come yet.
@@ -106,7 +106,7 @@ describe("the summarizer's fetch over node:http", () => {
       res.end('event: error\ndata: {"type":"overloaded_error"}\n\n');
     });
     let events = 0;
-    const response = await createNodeHttpFetch()(url, { method: "POST", body: "{}", ...reportingServerSentEvents(() => events++) });
+    const response = await createNodeHttpFetch()(url, { method: "POST", body: "{}", ...(reportingServerSentEvents(() => events++) as object) });
     expect(await response.text()).toContain("overloaded_error");
     expect(events).toBe(0);
   });

@@ -1,4 +1,3 @@
-import type { EventLoopUtilization } from "node:perf_hooks";
 import { context, propagation, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { observeLatency } from "../metrics/exemplars.js";
 import type { Metrics } from "../metrics/metrics.js";
@@ -9,6 +8,7 @@ import { CallbackUrlError, parseCallbackUrl } from "./callbackUrl.js";
 import { createCallbackAgents } from "./callbackAgents.js";
 import { type DeliveryResult, deliverCallback } from "./deliverCallback.js";
 import { guardedLookup } from "./guardedLookup.js";
+import { startReceiverClock } from "./receiverClock.js";
 import { createReceiverSlots, type ReceiverSlot, type ReceiverSlots } from "./receiverSlots.js";
 import { type ResolveHost, systemResolveHost } from "./resolveHost.js";
 import { signWebhook } from "./signing.js";
@@ -84,14 +84,13 @@ export function createCallbackSender({ config, metrics, resolveHost = systemReso
   return {
     slots: createReceiverSlots(config.callbackHostConcurrency, config.callbackTimeoutMs),
     async send(target, secret, attempt, body, slot, timeoutMs) {
-      const started = performance.now();
-      const loopBefore = performance.eventLoopUtilization();
+      const clock = startReceiverClock();
       let result: DeliveryResult | undefined;
       try {
         result = await post(target, secret, attempt, body, timeoutMs);
       } finally {
-        const elapsed = performance.now() - started;
-        slot.release(result === undefined || result.outcome === "timeout" ? elapsed : receiverTime(elapsed, loopBefore));
+        // An answer is judged net of this worker's own lateness; no answer, by the deadline it missed.
+        slot.release(result === undefined || result.outcome === "timeout" ? clock.elapsedMs() : clock.receiverMs());
       }
       metrics.callbacksTotal.inc({ outcome: result.outcome });
       return result;
@@ -100,19 +99,3 @@ export function createCallbackSender({ config, metrics, resolveHost = systemReso
   };
 }
 
-/**
- * How long a receiver that answered may have taken, for its slots' verdict
- * (slow, or quick enough for first deliveries): the time the delivery took
- * less the time this thread's event loop spent on other work meanwhile. An
- * answer that arrives while the loop is busy is read only when it is free,
- * so what the loop observes includes its own lateness, and a worker holding
- * hundreds of compactions is often late by a tenth of a second or more.
- * Counted against the receiver, that lateness made a receiver answering at
- * once look slow: one worker at 200 in flight moved every callback to the
- * queue after a burst and received 20 a second while it finished 53 jobs
- * (docs/BENCHMARKS.md, Service). The figure is the least the receiver can
- * have taken; a timeout is not discounted, since no answer came at all.
- */
-function receiverTime(elapsedMs: number, loopBefore: EventLoopUtilization): number {
-  return Math.max(0, elapsedMs - performance.eventLoopUtilization(loopBefore).active);
-}

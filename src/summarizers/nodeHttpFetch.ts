@@ -38,8 +38,8 @@ const SERVER_SENT_EVENT_LISTENER = Symbol("compactd.serverSentEventListener");
  * bytes arrive. The summarizer's stall watchdog needs exactly that, and for
  * a client sending with this fetch it is had here, on the bytes Node hands
  * over, rather than through a web stream stage and the SDK's middleware
- * chain, which together cost a summarizer call about half a millisecond of
- * CPU more (docs/BENCHMARKS.md, Service).
+ * chain, which together cost a summarizer call about a quarter of a
+ * millisecond of CPU more (docs/BENCHMARKS.md, Service).
  */
 export function reportingServerSentEvents(onEvent: () => void): FetchOptions {
   return { [SERVER_SENT_EVENT_LISTENER]: onEvent } as FetchOptions;

@@ -98,4 +98,3 @@ export function createCallbackSender({ config, metrics, resolveHost = systemReso
     destroy: () => agents.destroy(),
   };
 }
-

@@ -5,13 +5,15 @@
  *
  * Two speeds: instant (the whole stream at once; the overhead scenario, where
  * the summarizer must cost nothing so the service's own cost shows) and two
- * seconds (the concurrency scenario: 15 text deltas with 20 pauses of 100 ms
- * between the stream's 21 events, like a model writing a short summary).
+ * seconds (the concurrency scenario: the stream's 21 events 100 ms apart,
+ * 15 of them text deltas, like a model writing a short summary, kept on that
+ * schedule from the stream's start so the bench process's own lateness does
+ * not lengthen the call).
  */
 import { startFakeAnthropic, type RecordedRequest, type ReplyOptions } from "../../test/helpers/fakeAnthropic.js";
 
 export const INSTANT: ReplyOptions = {};
-export const TWO_SECONDS: ReplyOptions = { chunks: 15, delayMs: 100 };
+export const TWO_SECONDS: ReplyOptions = { chunks: 15, delayMs: 100, onSchedule: true };
 
 export interface BenchAnthropic {
   readonly url: string;

@@ -56,6 +56,14 @@ export interface ReplyOptions {
   readonly stopReason?: FakeStopReason | null;
   /** Pause before every SSE event after the first. Default 0. */
   readonly delayMs?: number;
+  /**
+   * Send event i at i × `delayMs` after the first, however late the one
+   * before it went out, rather than `delayMs` after it: a provider streams
+   * on its own clock, and a fake sharing a busy process (the bench's, which
+   * also feeds the queue and takes the callbacks) would otherwise stretch a
+   * two-second reply by its own lateness at every pause.
+   */
+  readonly onSchedule?: boolean;
   /** `ping` events right after `message_start` (the API sends one). Default 1. */
   readonly pings?: number;
   /** Reported usage. Defaults: about a token per four characters of the request and of the reply. */
@@ -374,8 +382,10 @@ async function stream(
 
   const events = streamEvents(request, reply);
   const sent = Math.min(limit, events.length);
+  const delayMs = reply.delayMs ?? 0;
+  const started = performance.now();
   for (let i = 0; i < sent; i++) {
-    if (i > 0 && (reply.delayMs ?? 0) > 0) await pause(reply.delayMs ?? 0, shutdown);
+    if (i > 0 && delayMs > 0) await pause(reply.onSchedule === true ? started + i * delayMs - performance.now() : delayMs, shutdown);
     if (!writable(res) || shutdown.aborted) return;
     const [name, data] = events[i]!;
     writeEvent(res, request, name, data);
@@ -510,9 +520,9 @@ function untilGone(res: ServerResponse, shutdown: AbortSignal): Promise<void> {
   });
 }
 
-/** Waits `ms`, or less when the server is closing. */
+/** Waits `ms` (none when it is not positive), or less when the server is closing. */
 async function pause(ms: number, shutdown: AbortSignal): Promise<void> {
-  await sleep(ms, undefined, { signal: shutdown }).catch(() => undefined);
+  if (ms > 0) await sleep(ms, undefined, { signal: shutdown }).catch(() => undefined);
 }
 
 function authorized(headers: IncomingHttpHeaders, apiKey: string): boolean {

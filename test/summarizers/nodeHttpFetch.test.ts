@@ -42,6 +42,28 @@ async function serve(answer: (res: ServerResponse, received: Received) => void):
   return { url: `http://127.0.0.1:${(server!.address() as AddressInfo).port}`, received };
 }
 
+/** A server that answers an event stream's `first` part at once and the `rest` when told to `finish`. */
+async function streamInTwo(first: string, rest: string): Promise<{ url: string; finish: () => void }> {
+  let end: () => void = () => undefined;
+  const { url } = await serve((res) => {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(first);
+    end = () => res.end(rest);
+  });
+  return { url, finish: () => end() };
+}
+
+function textOf(chunk: { readonly value?: Uint8Array | undefined }): string {
+  return new TextDecoder().decode(chunk.value);
+}
+
+/** Everything the reader has left to give, as text. */
+async function restOf(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<string> {
+  let text = "";
+  for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += textOf(chunk);
+  return text;
+}
+
 describe("the summarizer's fetch over node:http", () => {
   it("sends the method, headers and body, and gives back the status, headers and body", async () => {
     const { url, received } = await serve((res) => {
@@ -65,39 +87,25 @@ describe("the summarizer's fetch over node:http", () => {
   });
 
   it("streams the body as it arrives, before the response ends", async () => {
-    let finish: () => void = () => undefined;
-    const { url } = await serve((res) => {
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      res.write("event: ping\ndata: {}\n\n");
-      finish = () => res.end("event: done\ndata: {}\n\n");
-    });
+    const { url, finish } = await streamInTwo("event: ping\ndata: {}\n\n", "event: done\ndata: {}\n\n");
     const response = await createNodeHttpFetch()(url, { method: "POST", body: "{}" });
     const reader = response.body!.getReader();
-    const first = await reader.read();
-    expect(new TextDecoder().decode(first.value)).toBe("event: ping\ndata: {}\n\n");
+    expect(textOf(await reader.read())).toBe("event: ping\ndata: {}\n\n");
     finish();
-    let rest = "";
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += new TextDecoder().decode(chunk.value);
-    expect(rest).toBe("event: done\ndata: {}\n\n");
+    expect(await restOf(reader)).toBe("event: done\ndata: {}\n\n");
   });
 
   it("reports each server-sent event of a successful body to the listener its init carries, as the bytes arrive, and passes them on unchanged", async () => {
-    let finish: () => void = () => undefined;
-    const { url } = await serve((res) => {
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      res.write("event: ping\ndata: {}\n\n: comment\n\nevent: a\r\ndata: 1\r");
-      finish = () => res.end("\n\r\n");
-    });
+    const { url, finish } = await streamInTwo("event: ping\ndata: {}\n\n: comment\n\nevent: a\r\ndata: 1\r", "\n\r\n");
     let events = 0;
     const response = await createNodeHttpFetch()(url, { method: "POST", body: "{}", ...(reportingServerSentEvents(() => events++) as object) });
     const reader = response.body!.getReader();
-    let text = new TextDecoder().decode((await reader.read()).value);
+    const first = textOf(await reader.read());
     // The ping and the comment have ended; the third event's blank line has not come yet.
     expect(events).toBe(2);
     finish();
-    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) text += new TextDecoder().decode(chunk.value);
+    expect(first + (await restOf(reader))).toBe("event: ping\ndata: {}\n\n: comment\n\nevent: a\r\ndata: 1\r\n\r\n");
     expect(events).toBe(3);
-    expect(text).toBe("event: ping\ndata: {}\n\n: comment\n\nevent: a\r\ndata: 1\r\n\r\n");
   });
 
   it("reports no events of an error's body", async () => {

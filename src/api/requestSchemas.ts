@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { REASONS } from "../core/compactor.js";
-import { TOO_DEEPLY_NESTED, tooDeeplyNested } from "../core/formats/nestingDepth.js";
+import { refusedRequestField } from "../core/formats/nestingDepth.js";
 import { ApiError, invalidField } from "./apiError.js";
 import { ErrorCodes } from "../client/errorCodes.js";
 
@@ -123,9 +123,9 @@ export function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
   if (body === undefined || body === null || typeof body !== "object" || Array.isArray(body)) {
     throw new ApiError(400, ErrorCodes.invalidRequest, "the request body must be a JSON object");
   }
-  // Before anything walks the body recursively (the idempotency digest, metadata's size check).
-  const tooDeep = tooDeeplyNested(body, "");
-  if (tooDeep !== undefined) throw invalidField(tooDeep, TOO_DEEPLY_NESTED);
+  // Before anything walks the body recursively (the idempotency digest, metadata's size check) or copies it.
+  const refused = refusedRequestField(body, "");
+  if (refused !== undefined) throw invalidField(refused.field, refused.problem);
   const parsed = schema.safeParse(body, {
     error: (issue) => (issue.code === "invalid_type" && issue.input === undefined ? "is required" : undefined),
   });

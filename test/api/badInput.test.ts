@@ -74,8 +74,27 @@ describe("requests the API refuses, each with a 4xx naming the problem", () => {
     );
   });
 
-  it("a prototype-poisoning key", async () => {
-    await expectError(await send({ payload: '{"__proto__": {"admin": true}, "messages": [], "contextWindow": 1000}' }), 400, {});
+  it("a prototype-poisoning key, anywhere in the body, naming it", async () => {
+    await expectError(await send({ payload: '{"__proto__": {"admin": true}, "messages": [], "contextWindow": 1000}' }), 400, {
+      code: "invalid_request",
+      field: "__proto__",
+    });
+    const inBlock = `{"messages": [{"role": "user", "content": [{"type": "text", "text": "hi", "__proto__": {"x": 1}}]}], "contextWindow": 20000}`;
+    await expectError(await send({ payload: inBlock }), 400, { code: "invalid_request", field: "messages[0].content[0].__proto__" });
+    const inInput = {
+      ...valid,
+      messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: { constructor: { prototype: { x: 1 } } } }] }],
+    };
+    await expectError(await send({ payload: JSON.stringify(inInput) }), 400, {
+      code: "invalid_request",
+      field: "messages[0].content[0].input.constructor",
+    });
+  });
+
+  it("accepts a `constructor` key that sets no prototype, as tool inputs and metadata may carry one", async () => {
+    const metadata = { constructor: "Widget", nested: { constructor: { name: "Widget" } } };
+    const response = await send({ payload: { ...valid, metadata } });
+    expect([200, 202]).toContain(response.statusCode);
   });
 
   it("a context window that leaves no room besides the reserve, naming the smallest that works", async () => {

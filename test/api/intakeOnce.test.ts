@@ -20,7 +20,7 @@ import { bearer, serviceConfig } from "../helpers/serviceConfig.js";
 
 vi.mock("../../src/core/formats/nestingDepth.js", async (importOriginal) => {
   const real = await importOriginal<typeof import("../../src/core/formats/nestingDepth.js")>();
-  return { ...real, tooDeeplyNested: vi.fn(real.tooDeeplyNested) };
+  return { ...real, tooDeeplyNested: vi.fn(real.tooDeeplyNested), refusedRequestField: vi.fn(real.refusedRequestField) };
 });
 vi.mock("../../src/webhooks/callbackAllow.js", async (importOriginal) => {
   const real = await importOriginal<typeof import("../../src/webhooks/callbackAllow.js")>();
@@ -109,13 +109,14 @@ describe("an idempotent POST that queues a job", () => {
 });
 
 describe("every POST", () => {
-  it("walks the body's nesting depth once", async () => {
-    const tooDeeplyNested = vi.mocked(depth.tooDeeplyNested);
-    tooDeeplyNested.mockClear();
+  it("walks the body once for its nesting depth and refused keys, and the conversation not again", async () => {
+    const walks = [vi.mocked(depth.refusedRequestField), vi.mocked(depth.tooDeeplyNested)] as const;
+    const counts = () => walks.map((walk) => walk.mock.calls.length);
+    walks.forEach((walk) => walk.mockClear());
     expect((await post(compactable())).statusCode).toBe(202);
-    expect(tooDeeplyNested).toHaveBeenCalledTimes(1);
+    expect(counts()).toEqual([1, 0]);
 
-    tooDeeplyNested.mockClear();
+    walks.forEach((walk) => walk.mockClear());
     const batch = await app.inject({
       method: "POST",
       url: "/v1/compactions/batch",
@@ -123,7 +124,7 @@ describe("every POST", () => {
       payload: { items: [compactable(), compactable()] },
     });
     expect(batch.statusCode).toBe(202);
-    expect(tooDeeplyNested).toHaveBeenCalledTimes(1);
+    expect(counts()).toEqual([1, 0]);
   });
 
   it("checks a callback URL against the allow-list compiled at start-up, not compiled again", async () => {

@@ -11,7 +11,7 @@ import { startServiceHarness, type ServiceHarness } from "../helpers/serviceHarn
 
 vi.mock("../../src/core/formats/nestingDepth.js", async (importOriginal) => {
   const real = await importOriginal<typeof import("../../src/core/formats/nestingDepth.js")>();
-  return { ...real, tooDeeplyNested: vi.fn(real.tooDeeplyNested) };
+  return { ...real, tooDeeplyNested: vi.fn(real.tooDeeplyNested), refusedRequestField: vi.fn(real.refusedRequestField) };
 });
 
 let h: ServiceHarness;
@@ -24,12 +24,13 @@ afterAll(async () => {
 
 describe("a compaction job", () => {
   it("has its conversation's nesting walked once, by the API, not again by the worker", async () => {
-    const tooDeeplyNested = vi.mocked(depth.tooDeeplyNested);
-    tooDeeplyNested.mockClear();
+    const walks = [vi.mocked(depth.refusedRequestField), vi.mocked(depth.tooDeeplyNested)] as const;
+    walks.forEach((walk) => walk.mockClear());
     const submitted = await h.submit(markedRequest("decode-once"));
     expect(submitted.status).toBe(202);
     const view = await h.view(String(submitted.body.id), 30);
     expect(view.status).toBe("completed");
-    expect(tooDeeplyNested).toHaveBeenCalledTimes(1);
+    // The API's walk of the body (its nesting and refused keys); none in the worker.
+    expect(walks.map((walk) => walk.mock.calls.length)).toEqual([1, 0]);
   });
 });

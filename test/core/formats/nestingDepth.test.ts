@@ -1,7 +1,9 @@
+import fc from "fast-check";
+import secureJsonParse from "secure-json-parse";
 import { describe, expect, it } from "vitest";
 import { createCompactor } from "../../../src/core/compactor.js";
 import { InvalidConversationError } from "../../../src/core/errors.js";
-import { MAX_NESTING_DEPTH, tooDeeplyNested } from "../../../src/core/formats/nestingDepth.js";
+import { MAX_NESTING_DEPTH, refusedRequestField, tooDeeplyNested } from "../../../src/core/formats/nestingDepth.js";
 import { parseConversation } from "../../../src/core/formats/parseConversation.js";
 import { canonicalJson, replacesOf } from "../../../src/core/replaces.js";
 import { conversation, reactTurn } from "../../helpers/conversations.js";
@@ -55,5 +57,51 @@ describe("nesting depth", () => {
   it("writes canonical JSON of any depth: an agent digests its own messages, however deep", () => {
     const levels = 50_000;
     expect(canonicalJson(JSON.parse(deeplyNestedJson(levels)))).toBe(deeplyNestedJson(levels));
+  });
+});
+
+/** JSON text of small values whose members are often named `__proto__`, `constructor` or `prototype`. */
+const suspectJson = fc.letrec<{ value: string; leaf: string; array: string; object: string }>((tie) => ({
+  value: fc.oneof({ depthSize: "small" }, tie("leaf"), tie("array"), tie("object")),
+  leaf: fc.constantFrom("1", '"s"', "null", "true"),
+  array: fc.array(tie("value"), { maxLength: 3 }).map((items) => `[${items.join(",")}]`),
+  object: fc
+    .array(fc.tuple(fc.constantFrom("__proto__", "constructor", "prototype", "name"), tie("value")), { maxLength: 3 })
+    .map((members) => `{${members.map(([key, value]) => `${JSON.stringify(key)}:${value}`).join(",")}}`),
+})).value;
+
+function refusedBySecureJsonParse(text: string): boolean {
+  try {
+    secureJsonParse.parse(text, undefined, { protoAction: "error", constructorAction: "error" });
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+describe("keys that poison prototypes, in a request body", () => {
+  it("are refused exactly where secure-json-parse, which the API parsed with before, refuses them", () => {
+    fc.assert(
+      fc.property(suspectJson, (text) => {
+        expect(refusedRequestField(JSON.parse(text), "") !== undefined).toBe(refusedBySecureJsonParse(text));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it("are named by their path, down to the levels a path names", () => {
+    expect(refusedRequestField(JSON.parse('{"a": [{"b": 1}, {"__proto__": {}}]}'), "")).toEqual({
+      field: "a[1].__proto__",
+      problem: expect.stringContaining("prototype"),
+    });
+    expect(refusedRequestField(JSON.parse('{"input": {"constructor": {"prototype": {}}}}'), "body")?.field).toBe("body.input.constructor");
+    const deep = JSON.parse('{"a": {"b": {"c": {"d": {"e": {"f": {"g": {"__proto__": 1}}}}}}}}');
+    expect(refusedRequestField(deep, "")?.field).toBe("a.b.c.d.e.__proto__");
+  });
+
+  it("are not looked for by the nesting check alone, which conversations from files get", () => {
+    const poisoned = JSON.parse('{"messages": [], "__proto__": {"x": 1}}');
+    expect(tooDeeplyNested(poisoned, "")).toBeUndefined();
+    expect(refusedRequestField(JSON.parse(deeplyNestedJson(50_000)), "body")).toEqual({ field: "body.a[0].a[0].a", problem: expect.stringContaining("levels deep") });
   });
 });

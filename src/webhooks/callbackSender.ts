@@ -69,10 +69,12 @@ export function createCallbackSender({ config, metrics, resolveHost = systemReso
       "compactd.callback.attempt": attempt,
     };
     return tracer().startActiveSpan("deliver callback", { kind: SpanKind.CLIENT, attributes }, async (span) => {
-      const headers: Record<string, string> = { ...signWebhook(secret, target.webhookId, body) };
+      // Encoded once for the signature, the length and the socket (a result is tens of KB).
+      const bytes = Buffer.from(body, "utf8");
+      const headers: Record<string, string> = { ...signWebhook(secret, target.webhookId, bytes) };
       propagation.inject(context.active(), headers);
       const started = performance.now();
-      const result = await deliverCallback({ url, headers, body, timeoutMs, lookup, agents });
+      const result = await deliverCallback({ url, headers, body: bytes, timeoutMs, lookup, agents });
       observeLatency(metrics.callbackDuration, {}, (performance.now() - started) / 1000);
       span.setAttribute("compactd.callback.outcome", result.outcome);
       if (result.outcome !== "delivered" && result.outcome !== "gone") span.setStatus({ code: SpanStatusCode.ERROR, message: result.outcome });

@@ -14,7 +14,8 @@ import { CallbackRefusedError } from "./guardedLookup.js";
 export interface DeliveryRequest {
   readonly url: URL;
   readonly headers: Readonly<Record<string, string>>;
-  readonly body: string;
+  /** The body's bytes, exactly as signed. */
+  readonly body: Uint8Array;
   /** Bounds the whole exchange up to the response status. */
   readonly timeoutMs: number;
   readonly lookup: LookupFunction;
@@ -79,7 +80,7 @@ function post({ url, headers, body, timeoutMs, lookup }: DeliveryRequest, agent:
       headers: {
         ...headers,
         "content-type": "application/json",
-        "content-length": String(Buffer.byteLength(body)),
+        "content-length": String(body.byteLength),
         "user-agent": "compactd-webhooks",
       },
       lookup,

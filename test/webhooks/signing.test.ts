@@ -33,6 +33,12 @@ describe("signWebhook", () => {
     }
   });
 
+  it("signs a body given as its UTF-8 bytes exactly as the same body given as text", () => {
+    const now = new Date("2026-11-30T08:00:00Z");
+    const body = JSON.stringify({ summary: "résumé — 要約 ✓ 🚀" });
+    expect(signWebhook(secret, "msg_1", Buffer.from(body, "utf8"), now)).toEqual(signWebhook(secret, "msg_1", body, now));
+  });
+
   it("signs a retry with its own timestamp so the receiver's replay window accepts it a day later", () => {
     const body = "{}";
     const dayLater = new Date(Date.now() + 86_400_000);

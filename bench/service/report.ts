@@ -144,15 +144,21 @@ function overheadSection(o: OverheadResult, ceiling: CeilingResult): string {
 
 function stepsSection(s: JobStepsResult, o: OverheadResult): string {
   const own = s.steps.filter((step) => !step.where.endsWith("core"));
-  const ownMs = own.reduce((sum, step) => sum + step.medianMs, 0);
+  const ownMs = own.reduce((sum, step) => sum + step.meanMs, 0);
   const addedMs = o.servicePeak.totalCpuMsPerJob.median - o.inProcessPeak.totalCpuMsPerJob.median;
   const allowedMs = GOALS.addedCost * o.inProcessPeak.totalCpuMsPerJob.median;
   return [
-    `**A job's steps, one by one.** The service's own code run step by step in the bench process, on each conversation ${s.repetitions} times after a pass to warm up, before any service process starts; the median over conversations and repetitions of the bench process's CPU time (every thread, V8's helpers included) across each step. Steps of the core run in both modes; the rest are the service's own.`,
+    `**A job's steps, one by one.** The service's own code run step by step in the bench process, on each conversation ${s.repetitions} times after a pass to warm up, before any service process starts; the median and the mean over conversations and repetitions of the bench process's CPU time (every thread, V8's helpers included) across each step. Steps of the core run in both modes; the rest are the service's own. The sum below is of the means: the overhead loops count a job's CPU as an average over jobs.`,
     "",
     table(
-      ["step", "process", "median CPU ms", "also in the in-process core"],
-      s.steps.map((step) => [step.name, step.where.replace(/ and core$/, ""), num(step.medianMs, 2), step.where.endsWith("core") ? "yes" : "no"]),
+      ["step", "process", "median CPU ms", "mean CPU ms", "also in the in-process core"],
+      s.steps.map((step) => [
+        step.name,
+        step.where.replace(/ and core$/, ""),
+        num(step.medianMs, 2),
+        num(step.meanMs, 2),
+        step.where.endsWith("core") ? "yes" : "no",
+      ]),
     ),
     "",
     `The service's own steps come to ${num(ownMs, 1)} ms per job, computation alone. The overhead loops above measured ${num(addedMs, 1)} ms per job more than the core (all processes); the goal of +${pct(GOALS.addedCost)} allows ${num(allowedMs, 1)}. The difference between the two figures, ${num(addedMs - ownMs, 1)} ms, is transport: HTTP both ways, Redis round trips and BullMQ's scripts, logging, and the collections of two more processes.`,

@@ -11,8 +11,8 @@
 import Anthropic, { AnthropicError, APIUserAbortError, type Middleware } from "@anthropic-ai/sdk";
 import type { MessageDeltaUsage, RawMessageStreamEvent, Usage } from "@anthropic-ai/sdk/resources/messages";
 import type { SummarizationRequest, SummarizationResponse, Summarizer } from "../core/summarizer.js";
-import { createNodeHttpFetch, reportingServerSentEvents } from "./nodeHttpFetch.js";
-import { sseEventCounter } from "./sseEventCounter.js";
+import { createNodeHttpFetch, reportingServerSentEvents } from "../http/nodeHttpFetch.js";
+import { sseEventCounter } from "../http/sseEventCounter.js";
 
 /**
  * The model used when none is configured (`--model`, `COMPACTD_MODEL`).

@@ -1,3 +1,6 @@
+import { once } from "node:events";
+import { createServer, type IncomingHttpHeaders } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { CompactdClient } from "../../src/client/index.js";
 
@@ -34,5 +37,31 @@ describe("CompactdClient options", () => {
     });
     await client.getBatch("bat_1");
     expect(seen).toEqual([{ url: "http://compactd:8080/v1/batches/bat_1", authorization: "Bearer key-1" }]);
+  });
+
+  it("sends over node:http by default, not Node's global fetch, and the whole body arrives", async () => {
+    const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+    const server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", () => {
+        received.push({ headers: request.headers, body: Buffer.concat(chunks).toString("utf8") });
+        response.writeHead(202, { "content-type": "application/json" }).end('{"id":"cmp_1","status":"queued"}');
+      });
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    try {
+      const client = new CompactdClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: "k" });
+      const request = { messages: [{ role: "user" as const, content: "résumé — 要約 ✓ ".repeat(2_000) }], contextWindow: 200_000 };
+      expect(await client.compact(request)).toEqual({ id: "cmp_1", status: "queued" });
+      expect(JSON.parse(received[0]!.body)).toEqual(request);
+      // compactd's fetch asks for an uncompressed answer; Node's sends "gzip, deflate" and a user-agent of "node".
+      expect(received[0]!.headers["accept-encoding"]).toBe("identity");
+      expect(received[0]!.headers["user-agent"]).not.toBe("node");
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });

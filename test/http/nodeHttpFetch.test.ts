@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
-import { createNodeHttpFetch, reportingServerSentEvents } from "../../src/summarizers/nodeHttpFetch.js";
+import { createNodeHttpFetch, reportingServerSentEvents } from "../../src/http/nodeHttpFetch.js";
 
 let server: Server | undefined;
 afterEach(async () => {

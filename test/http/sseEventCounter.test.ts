@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sseEventCounter } from "../../src/summarizers/sseEventCounter.js";
+import { sseEventCounter } from "../../src/http/sseEventCounter.js";
 
 /** Pipes the chunks through the counter; returns the event count and the bytes that came out. */
 async function count(chunks: readonly string[]): Promise<{ events: number; output: string }> {

@@ -1,16 +1,21 @@
 /**
- * The `fetch` the Anthropic SDK is handed: requests sent with `node:http`
- * and `node:https` over kept-alive connections, the response handed back as
- * a standard `Response` whose body streams as it arrives.
+ * The `fetch` compactd sends with, wherever it sends a large body: handed to
+ * the Anthropic SDK for summarizer calls, and the agent-side client's
+ * default. Requests go out with `node:http` and `node:https` over kept-alive
+ * connections, the response handed back as a standard `Response` whose body
+ * streams as it arrives.
  *
  * Why not Node's own fetch (undici): what its requests leave behind is held
  * through weak references and finalization registries, which V8's
  * young-generation collections treat as strong, so each summary in flight at
  * a scavenge is promoted into the old generation and freed only by a full
- * mark-compact. See docs/BENCHMARKS.md, Service, for what that costs a worker.
+ * mark-compact (docs/BENCHMARKS.md, Service, for what that costs a worker);
+ * and it costs more CPU a request: an agent's submission of 100 KB took
+ * 0.9-1.0 ms of the agent's CPU through it and 0.47 through this
+ * (`npm run bench:client`).
  *
- * It supports what the SDK sends: a URL, a method, headers, and a body that
- * is text, bytes or a byte stream. Responses are asked for uncompressed
+ * It supports what the SDK and the client send: a URL, a method, headers,
+ * and a body that is text, bytes or a byte stream. Responses are asked for uncompressed
  * (`accept-encoding: identity`): a stream of server-sent events gains little
  * from compression and would lose its event-by-event progress to a
  * decompressor's buffering. An endpoint that compresses all the same (some

@@ -1,0 +1,13 @@
+/**
+ * Runs the agent-side client's benchmark (`npm run bench:client`) alone, in
+ * one forked process; the TypeScript sources load in place.
+ */
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["bench/clientTransport.ts"],
+    testTimeout: 600_000,
+    fileParallelism: false,
+  },
+});

@@ -6,7 +6,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["bench/clientTransport.ts"],
+    include: ["bench/agentClient.ts"],
     testTimeout: 600_000,
     fileParallelism: false,
   },

@@ -25,7 +25,7 @@ describe("compactd/client", () => {
   const graph = importGraph(path.join(repoRoot, "src/client/index.ts"));
 
   it("loads nothing of the service: no Redis, no queue, no HTTP server", () => {
-    expect(graph.packages.filter((name) => !name.startsWith("node:"))).toEqual(["standardwebhooks"]);
+    expect(graph.packages.filter((name) => !name.startsWith("node:"))).toEqual([]);
     // Beside the core, only the fetch it sends with.
     expect(graph.files.filter((file) => !file.startsWith("src/client/") && !file.startsWith("src/core/"))).toEqual([
       "src/http/nodeHttpFetch.ts",

@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import fc from "fast-check";
+import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook, WebhookVerificationError, type WebhookEvent } from "../../src/client/index.js";
 import { Redis } from "ioredis";
@@ -68,6 +70,62 @@ describe("verifyWebhook", () => {
   it("refuses a signed body that is not an event this client knows", () => {
     const future = JSON.stringify({ type: "compaction.progress", id: "cmp_1" });
     expect(failure(() => verifyWebhook(future, signed(future), TEST_WEBHOOK_SECRET)).message).toMatch(/compaction\.progress/);
+  });
+});
+
+describe("verifyWebhook against the standardwebhooks package", () => {
+  /** A delivery as a receiver may get one: signed right or not, on time or not, with one signature or several. */
+  const delivery = fc.record({
+    body: fc.oneof(
+      fc.record({ id: fc.string({ minLength: 1 }), detail: fc.string({ unit: "grapheme" }) }).map(({ id, detail }) =>
+        JSON.stringify({ ...event, id, error: { ...event.error, message: detail } }),
+      ),
+      fc.string({ unit: "grapheme" }),
+    ),
+    id: fc.string({ minLength: 1, maxLength: 40 }).filter((id) => !/[\r\n]/.test(id)),
+    // Seconds off now, clear of the five-minute edges so both checks read the same clock second.
+    offset: fc.oneof(fc.integer({ min: -295, max: 295 }), fc.integer({ min: 305, max: 4_000 }), fc.integer({ min: -4_000, max: -305 })),
+    signedWith: fc.constantFrom(TEST_WEBHOOK_SECRET, otherSecret),
+    tamper: fc.constantFrom("none", "body", "version", "no comma", "extra before", "extra after", "truncated", "timestamp text"),
+  });
+
+  it("accepts and refuses exactly what the package does, for the same reasons", () => {
+    fc.assert(
+      fc.property(delivery, ({ body: payload, id, offset, signedWith, tamper }) => {
+        const at = new Date((Math.floor(Date.now() / 1000) + offset) * 1000);
+        const headers: Record<string, string> = { ...signWebhook(signedWith, id, payload, at) };
+        const signature = headers["webhook-signature"]!;
+        const sent = tamper === "body" ? `${payload} ` : payload;
+        if (tamper === "version") headers["webhook-signature"] = signature.replace("v1,", "v1a,");
+        if (tamper === "no comma") headers["webhook-signature"] = signature.replace("v1,", "v1");
+        if (tamper === "extra before") headers["webhook-signature"] = `v1,${Buffer.from("nope").toString("base64")} ${signature}`;
+        if (tamper === "extra after") headers["webhook-signature"] = `${signature} v2,abc`;
+        if (tamper === "truncated") headers["webhook-signature"] = signature.slice(0, -2);
+        if (tamper === "timestamp text") headers["webhook-timestamp"] = `${headers["webhook-timestamp"]}abc`;
+
+        let expected: { payload: unknown } | { reason: string };
+        try {
+          expected = { payload: new Webhook(TEST_WEBHOOK_SECRET).verify(sent, headers) };
+        } catch (err) {
+          expected = { reason: (err as Error).message };
+        }
+        let ours: { event: unknown } | { message: string };
+        try {
+          ours = { event: verifyWebhook(sent, headers, TEST_WEBHOOK_SECRET) };
+        } catch (err) {
+          ours = { message: (err as Error).message };
+        }
+        if ("reason" in expected) {
+          expect(ours).toEqual({ message: `webhook ${id} failed verification: ${expected.reason}` });
+        } else if ("event" in ours) {
+          expect(ours.event).toEqual(expected.payload);
+        } else {
+          // Verified, then refused for its shape: a body that is not a compactd event.
+          expect(ours.message).not.toContain("failed verification");
+        }
+      }),
+      { numRuns: 1_000 },
+    );
   });
 });
 

@@ -1,18 +1,24 @@
 /**
- * What an agent's process spends to submit a compaction through compactd's
- * client (`npm run bench:client`, about a minute): `CompactdClient.compact`
- * of the service bench's ~100 KB corpus conversations, sent with each
- * transport the client can use, against a server in a child process that
- * answers as the API does for a queued job (so only the agent's side is
- * counted). Rounds alternate the transports; CPU is the bench process's
- * (every thread), divided by the requests of the round. It prints its
- * figures; docs/BENCHMARKS.md, "Agent-side client", keeps those of a run.
+ * What an agent's process spends on compactd's client (`npm run bench:client`,
+ * about a minute), in two measures:
+ * - submitting: `CompactdClient.compact` of the service bench's ~100 KB
+ *   corpus conversations, sent with each transport the client can use,
+ *   against a server in a child process that answers as the API does for a
+ *   queued job (so only the agent's side is counted);
+ * - receiving: `verifyWebhook` of signed `compaction.completed` bodies
+ *   against the `standardwebhooks` package's own `verify`, which it matches.
+ * Rounds alternate the two sides of each measure; CPU is the bench process's
+ * (every thread), divided by the calls of the round. It prints its figures;
+ * docs/BENCHMARKS.md, "Agent-side client", keeps those of a run.
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { cpus } from "node:os";
 import { test } from "vitest";
+import { Webhook } from "standardwebhooks";
 import { CompactdClient } from "../src/client/compactdClient.js";
+import { verifyWebhook } from "../src/client/verifyWebhook.js";
+import { signWebhook } from "../src/webhooks/signing.js";
 import type { CompactionRequest } from "../src/client/apiTypes.js";
 import { corpusWorkloads, SCENARIO_CONVERSATIONS } from "./service/workload.js";
 import { median } from "./timing.js";
@@ -20,6 +26,8 @@ import { median } from "./timing.js";
 const ROUNDS = 7;
 const REQUESTS_PER_ROUND = 1_000;
 const IN_FLIGHT = 16;
+const VERIFICATIONS_PER_ROUND = 400;
+const SECRET = `whsec_${Buffer.from("compactd-bench-secret-0123456789").toString("base64")}`;
 
 /** Answers every request as the API answers a queued compaction, after reading the whole body. */
 const SERVER = `
@@ -71,4 +79,35 @@ test("the agent's CPU per submission, by transport", async () => {
   } finally {
     server.kill();
   }
+});
+
+test("the receiver's CPU to verify and read a callback", () => {
+  // A compaction.completed body around each conversation's messages: the size of a result that kept all of them.
+  const bodies = corpusWorkloads(SCENARIO_CONVERSATIONS).map((w) =>
+    JSON.stringify({ type: "compaction.completed", id: "cmp_bench", conversationId: null, result: { messages: w.request.messages }, metadata: null }),
+  );
+  const signed = bodies.map((body) => signWebhook(SECRET, "msg_bench", body));
+  const verifiers = {
+    "verifyWebhook (Node's HMAC)": (body: string, headers: Record<string, string>) => verifyWebhook(body, headers, SECRET),
+    "standardwebhooks' verify": (body: string, headers: Record<string, string>) => new Webhook(SECRET).verify(body, headers),
+  };
+  const round = (verify: (body: string, headers: Record<string, string>) => unknown): number => {
+    const started = process.cpuUsage();
+    for (let i = 0; i < VERIFICATIONS_PER_ROUND; i++) verify(bodies[i % bodies.length]!, { ...signed[i % bodies.length]! });
+    const used = process.cpuUsage(started);
+    return (used.user + used.system) / 1000 / VERIFICATIONS_PER_ROUND;
+  };
+  const names = Object.keys(verifiers) as (keyof typeof verifiers)[];
+  for (const name of names) round(verifiers[name]);
+  const perRound: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
+  for (let r = 0; r < ROUNDS; r++) for (const name of names) perRound[name]!.push(round(verifiers[name]));
+  const [ours, theirs] = names.map((name) => perRound[name]!) as [number[], number[]];
+  const ratios = ours.map((ms, r) => ms / theirs[r]!);
+  const meanKb = bodies.reduce((sum, body) => sum + Buffer.byteLength(body), 0) / bodies.length / 1000;
+  const lines = [
+    `${ROUNDS} rounds of ${VERIFICATIONS_PER_ROUND} verifications of bodies of ${meanKb.toFixed(0)} KB on average`,
+    ...names.map((name) => `${name}: median ${median(perRound[name]!).toFixed(3)} ms of CPU a callback (${perRound[name]!.map((ms) => ms.toFixed(2)).join(", ")})`),
+    `verifyWebhook / standardwebhooks, round by round: median ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
+  ];
+  process.stdout.write(`${lines.join("\n")}\n`);
 });

@@ -39,7 +39,7 @@ describe("CompactdClient options", () => {
     expect(seen).toEqual([{ url: "http://compactd:8080/v1/batches/bat_1", authorization: "Bearer key-1" }]);
   });
 
-  it("sends over node:http by default, not Node's global fetch, and the whole body arrives", async () => {
+  it("sends over node:http by default, not Node's global fetch, the whole body arriving, one pool of connections for every client", async () => {
     const received: { headers: IncomingHttpHeaders; body: string }[] = [];
     const server = createServer((request, response) => {
       const chunks: Buffer[] = [];
@@ -49,6 +49,8 @@ describe("CompactdClient options", () => {
         response.writeHead(202, { "content-type": "application/json" }).end('{"id":"cmp_1","status":"queued"}');
       });
     });
+    let connections = 0;
+    server.on("connection", () => connections++);
     server.listen(0, "127.0.0.1");
     await once(server, "listening");
     try {
@@ -59,6 +61,10 @@ describe("CompactdClient options", () => {
       // compactd's fetch asks for an uncompressed answer; Node's sends "gzip, deflate" and a user-agent of "node".
       expect(received[0]!.headers["accept-encoding"]).toBe("identity");
       expect(received[0]!.headers["user-agent"]).not.toBe("node");
+      // A second client shares the first one's kept-alive connection: one pool per process, not per client.
+      const another = new CompactdClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: "k" });
+      await another.compact(request);
+      expect(connections).toBe(1);
     } finally {
       server.closeAllConnections();
       server.close();

@@ -10,8 +10,8 @@
  * young-generation collections treat as strong, so each summary in flight at
  * a scavenge is promoted into the old generation and freed only by a full
  * mark-compact (docs/BENCHMARKS.md, Service, for what that costs a worker);
- * and it costs more CPU a request: an agent's submission of 100 KB took
- * 0.9-1.0 ms of the agent's CPU through it and 0.47 through this
+ * and it costs more CPU a request: a 100 KB submission through compactd's
+ * client took 1.59 ms of the agent's CPU with it and 1.09 with this
  * (`npm run bench:client`).
  *
  * It supports what the SDK and the client send: a URL, a method, headers,
@@ -20,7 +20,8 @@
  * from compression and would lose its event-by-event progress to a
  * decompressor's buffering. An endpoint that compresses all the same (some
  * Anthropic-compatible gateways) is decoded, as Node's fetch would. Redirects
- * are not followed; the Messages API does not send them.
+ * are not followed, and the caller gets the 3xx: neither the Messages API nor
+ * compactd's sends one, and a POST redirected would be followed as a GET.
  */
 import type { ClientOptions } from "@anthropic-ai/sdk";
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";

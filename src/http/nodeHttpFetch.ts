@@ -21,7 +21,7 @@
  * decompressor's buffering. An endpoint that compresses all the same (some
  * Anthropic-compatible gateways) is decoded, as Node's fetch would. Redirects
  * are not followed, and the caller gets the 3xx: neither the Messages API nor
- * compactd's sends one, and a POST redirected would be followed as a GET.
+ * compactd's sends one, and fetch follows a 301 or 302 answered to a POST as a GET.
  */
 import type { ClientOptions } from "@anthropic-ai/sdk";
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";

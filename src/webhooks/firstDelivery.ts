@@ -27,10 +27,11 @@ import { callbackRetryDelay } from "./retrySchedule.js";
  * twice under one webhook-id, on which receivers deduplicate (README, "Webhooks").
  *
  * Nobody's compaction waits on a slow receiver for long: a first delivery
- * goes only to a receiver with a free slot of its share that answered its
- * last callback within {@link FIRST_DELIVERY_TIMEOUT_MS} (a second), and is
- * cut off there; everything else goes to the queue at once, where the full
- * `COMPACTD_CALLBACK_TIMEOUT_MS` and the retry schedule apply.
+ * goes only to a receiver that answered its last callback within
+ * {@link FIRST_DELIVERY_TIMEOUT_MS} (a second), waits at most a second for a
+ * slot of its share when the share is full (receiverSlots.ts), and is cut
+ * off at the second; everything else goes to the queue at once, where the
+ * full `COMPACTD_CALLBACK_TIMEOUT_MS` and the retry schedule apply.
  *
  * When the first attempt fails, the callback is queued to be retried after
  * the schedule's first delay; a refused address is queued at once, so the
@@ -46,7 +47,7 @@ export function firstDeliveryNotifier(queue: CallbackQueue, sender: CallbackSend
     if (secret === undefined) return "queue";
     const text = firstBody(delivery, resultJson);
     if (text === undefined) return "queue";
-    const slot = sender.slots.takeForFirstDelivery(receiverOf(delivery.url));
+    const slot = await sender.slots.takeForFirstDelivery(receiverOf(delivery.url));
     if (slot === undefined) return "queue";
     const timeoutMs = Math.min(FIRST_DELIVERY_TIMEOUT_MS, config.callbackTimeoutMs);
     const fields = { webhookId: delivery.webhookId, event: delivery.type, attempt: 1 };

@@ -27,11 +27,19 @@
  *
  * The first delivery of a callback is made by the worker that settles its
  * job, before the job is let go (firstDelivery.ts), and takes a slot here
- * too, so both paths together hold a receiver to its share. It never waits
- * for one, and goes only to a receiver that answered its last callback
- * within {@link FIRST_DELIVERY_TIMEOUT_MS}: meanwhile it holds a compaction
- * job, so a receiver that is slow, or was the last time, is left to the
- * queue.
+ * too, so both paths together hold a receiver to its share. It goes only to
+ * a receiver that answered its last callback within
+ * {@link FIRST_DELIVERY_TIMEOUT_MS}: meanwhile it holds a compaction job, so
+ * a receiver that is slow, or was the last time, is left to the queue. When
+ * such a quick receiver holds its whole share, the first delivery waits in
+ * line for the next slot released, up to {@link SLOT_WAIT_MS}, rather than
+ * go to the queue at once. A worker's own lateness (its event loop busy with
+ * its other compactions) keeps a quick receiver's slots held for tenths of a
+ * second; queued, each such callback cost a second BullMQ job and then
+ * waited out deferrals while slots fell free, and with two workers on two
+ * cores that had half a core taken away the callbacks fell 30-45 a second
+ * behind the jobs finished. Waiting, they kept up, the jobs finishing as
+ * fast (docs/BENCHMARKS.md, Service).
  */
 
 export interface ReceiverSlot {
@@ -59,12 +67,14 @@ export interface ReceiverSlots {
    */
   deferralMs(receiver: string, timesDeferred: number): number;
   /**
-   * A slot for a callback's first delivery to `receiver`: at once, when one
-   * is free and the receiver answered its last delivery within
-   * {@link FIRST_DELIVERY_TIMEOUT_MS} and has none running longer; else
-   * undefined, and the callback goes to the queue.
+   * A slot for a callback's first delivery to `receiver`, when the receiver
+   * answered its last delivery within {@link FIRST_DELIVERY_TIMEOUT_MS} and
+   * has none running longer: at once when one is free, else the next one
+   * released within {@link SLOT_WAIT_MS} (in the same line as the callbacks
+   * {@link acquire} holds); undefined otherwise, and the callback goes to
+   * the queue.
    */
-  takeForFirstDelivery(receiver: string): ReceiverSlot | undefined;
+  takeForFirstDelivery(receiver: string): Promise<ReceiverSlot | undefined>;
 }
 
 /** Deferral for a receiver that answers quickly: its slot is likely free again soon. */
@@ -165,31 +175,37 @@ export function createReceiverSlots(perReceiver: number, timeoutMs: number): Rec
   const mayQueue = (receiver: string): boolean =>
     !isFull(receiver) || (!isSlow(receiver) && (waiting.get(receiver)?.length ?? 0) < maxWaiters);
 
+  /** The next slot of `receiver` released within {@link SLOT_WAIT_MS}, first come first served; undefined past it. */
+  const nextReleased = (receiver: string): Promise<ReceiverSlot | undefined> => {
+    const line = waiting.get(receiver) ?? [];
+    waiting.set(receiver, line);
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        take: (slot) => {
+          clearTimeout(timer);
+          if (line.length === 0 && waiting.get(receiver) === line) waiting.delete(receiver);
+          resolve(slot);
+        },
+      };
+      const timer = setTimeout(() => {
+        const at = line.indexOf(waiter);
+        if (at >= 0) line.splice(at, 1);
+        waiter.take(undefined);
+      }, SLOT_WAIT_MS);
+      line.push(waiter);
+    });
+  };
+
   return {
     mayQueue,
     acquire(receiver) {
       if (!isFull(receiver)) return Promise.resolve(take(receiver));
       if (!mayQueue(receiver)) return Promise.resolve(undefined);
-      const line = waiting.get(receiver) ?? [];
-      waiting.set(receiver, line);
-      return new Promise((resolve) => {
-        const waiter: Waiter = {
-          take: (slot) => {
-            clearTimeout(timer);
-            if (line.length === 0 && waiting.get(receiver) === line) waiting.delete(receiver);
-            resolve(slot);
-          },
-        };
-        const timer = setTimeout(() => {
-          const at = line.indexOf(waiter);
-          if (at >= 0) line.splice(at, 1);
-          waiter.take(undefined);
-        }, SLOT_WAIT_MS);
-        line.push(waiter);
-      });
+      return nextReleased(receiver);
     },
     takeForFirstDelivery(receiver) {
-      return isFull(receiver) || notQuick.has(receiver) || isSlow(receiver) ? undefined : take(receiver);
+      if (notQuick.has(receiver) || isSlow(receiver)) return Promise.resolve(undefined);
+      return isFull(receiver) ? nextReleased(receiver) : Promise.resolve(take(receiver));
     },
     deferralMs(receiver, timesDeferred) {
       const base = isSlow(receiver) ? Math.min(timeoutMs, MAX_DEFERRAL_MS) : FAST_DEFERRAL_MS;

@@ -63,7 +63,7 @@ function keepBusy(ms: number): void {
 
 /** Sends one callback in a first delivery's slot and blocks the loop for `busyMs` once the receiver has the request. */
 async function deliverWhileBusy(callbacks: CallbackSender, url: string, arrived: () => Promise<void>, timeoutMs: number, busyMs: number) {
-  const slot = callbacks.slots.takeForFirstDelivery(receiverOf(url));
+  const slot = await callbacks.slots.takeForFirstDelivery(receiverOf(url));
   expect(slot).toBeDefined();
   const target = { url, webhookId: "msg_busy", type: "compaction.completed" as const };
   const sent = callbacks.send(target, "whsec_dGVzdA==", 1, '{"type":"compaction.completed"}', slot!, timeoutMs);
@@ -84,7 +84,7 @@ describe("a callback sent while the worker's event loop is busy", () => {
     const receiver = await threadReceiver({ answerAfterMs: 50 });
     const result = await deliverWhileBusy(callbacks, receiver.url, receiver.arrived, FIRST_DELIVERY_TIMEOUT_MS, FIRST_DELIVERY_TIMEOUT_MS + 500);
     expect(result.outcome).toBe("delivered");
-    expect(callbacks.slots.takeForFirstDelivery(receiverOf(receiver.url))).toBeDefined();
+    expect(await callbacks.slots.takeForFirstDelivery(receiverOf(receiver.url))).toBeDefined();
   });
 
   it("still times out a receiver that does not answer, and gives it no more first deliveries", async () => {
@@ -92,6 +92,6 @@ describe("a callback sent while the worker's event loop is busy", () => {
     const receiver = await threadReceiver({});
     const result = await deliverWhileBusy(callbacks, receiver.url, receiver.arrived, 400, 1_200);
     expect(result.outcome).toBe("timeout");
-    expect(callbacks.slots.takeForFirstDelivery(receiverOf(receiver.url))).toBeUndefined();
+    expect(await callbacks.slots.takeForFirstDelivery(receiverOf(receiver.url))).toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@
  * callbacks that wait in the process for its next free slot.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createReceiverSlots } from "../../src/webhooks/receiverSlots.js";
+import { createReceiverSlots, type ReceiverSlot } from "../../src/webhooks/receiverSlots.js";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -66,23 +66,40 @@ describe("receiver slots", () => {
     expect(await slots.acquire("r")).toBeUndefined();
   });
 
-  it("give a first delivery a slot only when one is free at once and the receiver answered its last within a second", async () => {
+  it("give a first delivery a slot only while the receiver answered its last within a second", async () => {
     vi.useFakeTimers();
     const slots = createReceiverSlots(2, TIMEOUT_MS);
-    const first = slots.takeForFirstDelivery("r");
+    const first = await slots.takeForFirstDelivery("r");
     expect(first).toBeDefined();
     // A delivery running past a second makes the receiver slow for first deliveries, free slot or not.
     await vi.advanceTimersByTimeAsync(1_500);
-    expect(slots.takeForFirstDelivery("r")).toBeUndefined();
+    expect(await slots.takeForFirstDelivery("r")).toBeUndefined();
     // It took 1.5 s: still none, until a delivery (a queued one) answers within the second.
     first!.release(1_500);
-    expect(slots.takeForFirstDelivery("r")).toBeUndefined();
+    expect(await slots.takeForFirstDelivery("r")).toBeUndefined();
     (await slots.acquire("r"))!.release(40);
-    const again = slots.takeForFirstDelivery("r");
-    expect(again).toBeDefined();
-    // Never a wait: a receiver holding its whole share gets none.
-    const other = slots.takeForFirstDelivery("r");
-    expect(other).toBeDefined();
-    expect(slots.takeForFirstDelivery("r")).toBeUndefined();
+    expect(await slots.takeForFirstDelivery("r")).toBeDefined();
+  });
+
+  it("let a first delivery to a quick receiver holding its whole share wait a second at most for the next slot", async () => {
+    vi.useFakeTimers();
+    const slots = createReceiverSlots(2, TIMEOUT_MS);
+    const held = [(await slots.takeForFirstDelivery("r"))!, (await slots.takeForFirstDelivery("r"))!];
+    let waited: ReceiverSlot | undefined | "pending" = "pending";
+    void slots.takeForFirstDelivery("r").then((slot) => (waited = slot));
+    await vi.advanceTimersByTimeAsync(300);
+    expect(waited).toBe("pending");
+    // The slot released goes to it at once.
+    held[0]!.release(300);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(waited).toBeDefined();
+    expect(waited).not.toBe("pending");
+    // None released within the second: none, and the callback goes to the queue.
+    let late: ReceiverSlot | undefined | "pending" = "pending";
+    void slots.takeForFirstDelivery("r").then((slot) => (late = slot));
+    await vi.advanceTimersByTimeAsync(999);
+    expect(late).toBe("pending");
+    await vi.advanceTimersByTimeAsync(1);
+    expect(late).toBeUndefined();
   });
 });

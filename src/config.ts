@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SECRET_PREFIX, webhookKey } from "./client/webhookSignature.js";
 import { LOG_LEVELS, type LogLevel } from "./telemetry/logger.js";
 import { RESULT_ENCODINGS } from "./queue/resultStore.js";
 import { allowEntryProblem } from "./webhooks/callbackAllow.js";
@@ -129,20 +130,16 @@ const apiKeys: z.ZodType<ApiKey[], string> = z.string().transform((raw, ctx) => 
 });
 
 /**
- * Standard Webhooks secrets are `whsec_` + base64 of the HMAC key. The
- * signing library decodes base64 leniently (bad characters vanish), so a
- * mistyped secret would sign with a different key than the receiver holds:
- * decode strictly here instead. 24 bytes is the Standard Webhooks minimum.
+ * Standard Webhooks secrets are `whsec_` + base64 of the HMAC key. Node
+ * decodes base64 leniently (bad characters vanish), so a mistyped secret
+ * would sign with a different key than the receiver holds: it is decoded
+ * strictly (webhookKey), as the service signs with it. 24 bytes is the
+ * Standard Webhooks minimum.
  */
 const webhookSecret: z.ZodType<string, string> = z.string().transform((raw, ctx) => {
   const value = raw.trim();
-  const body = value.startsWith("whsec_") ? value.slice("whsec_".length) : null;
-  const valid =
-    body !== null &&
-    /^[A-Za-z0-9+/]+={0,2}$/.test(body) &&
-    body.length % 4 === 0 &&
-    Buffer.from(body, "base64").length >= 24;
-  return valid ? value : fail(ctx, 'expected "whsec_" followed by the base64 of at least 24 random bytes');
+  const key = value.startsWith(SECRET_PREFIX) ? webhookKey(value) : undefined;
+  return key !== undefined && key.length >= 24 ? value : fail(ctx, 'expected "whsec_" followed by the base64 of at least 24 random bytes');
 });
 
 /**

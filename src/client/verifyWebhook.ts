@@ -15,7 +15,8 @@
  * every verdict, and every reason for a refusal, to the package's
  * (test/client/verifyWebhook.test.ts).
  */
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
+import { webhookKey, webhookSignature } from "./webhookSignature.js";
 import { WEBHOOK_EVENT_TYPES, type WebhookEvent } from "./webhookEvents.js";
 
 /** Request headers as Node, fetch or a framework hand them over. */
@@ -52,21 +53,13 @@ export function verifyWebhook(rawBody: string | Uint8Array, headers: WebhookHead
   return eventOf(payload);
 }
 
-/** The prefix of a Standard Webhooks secret; the rest is the key, base64-encoded. */
-const SECRET_PREFIX = "whsec_";
-
 /** How far a delivery's timestamp may be from now, either way. */
 const TOLERANCE_SECONDS = 5 * 60;
 
-/** Strict base64 with padding, as the package decodes a secret (Node's decoder would skip what is not base64). */
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
 function keyOf(secret: string): Buffer {
   if (typeof secret !== "string") throw new TypeError("secret: must be the service's whsec_ secret, as a string");
-  const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
-  if (!BASE64.test(encoded)) throw new TypeError("secret: must be whsec_ followed by base64");
-  const key = Buffer.from(encoded, "base64");
-  if (key.length === 0) throw new TypeError("secret: the key after whsec_ is empty");
+  const key = webhookKey(secret);
+  if (key === undefined) throw new TypeError("secret: must be whsec_ followed by base64, not empty");
   return key;
 }
 
@@ -83,10 +76,7 @@ function verifiedPayload(body: string, headers: Readonly<Record<string, string>>
   const now = Math.floor(Date.now() / 1000);
   if (now - timestamp > TOLERANCE_SECONDS) throw new Error("Message timestamp too old");
   if (timestamp > now + TOLERANCE_SECONDS) throw new Error("Message timestamp too new");
-  const expected = Buffer.from(
-    createHmac("sha256", key).update(`${headers["webhook-id"]}.${timestamp}.`, "utf8").update(body, "utf8").digest("base64"),
-    "utf8",
-  );
+  const expected = Buffer.from(webhookSignature(key, headers["webhook-id"]!, timestamp, body), "utf8");
   for (const versioned of headers["webhook-signature"]!.split(" ")) {
     const [version, signature] = versioned.split(",");
     if (version !== "v1" || signature === undefined) continue;

@@ -17,7 +17,7 @@
  * read, and discounting would put off noticing a receiver that hangs by as
  * long as the loop is busy.
  */
-import { performance as loop } from "node:perf_hooks";
+import { performance } from "node:perf_hooks";
 
 export interface ReceiverClock {
   /** Milliseconds since the clock started. */
@@ -28,10 +28,10 @@ export interface ReceiverClock {
 
 export function startReceiverClock(): ReceiverClock {
   const started = performance.now();
-  const loopBefore = loop.eventLoopUtilization();
+  const loopBefore = performance.eventLoopUtilization();
   const elapsedMs = (): number => performance.now() - started;
   return {
     elapsedMs,
-    receiverMs: () => Math.max(0, elapsedMs() - loop.eventLoopUtilization(loopBefore).active),
+    receiverMs: () => Math.max(0, elapsedMs() - performance.eventLoopUtilization(loopBefore).active),
   };
 }

@@ -37,7 +37,7 @@
  * its other compactions) keeps a quick receiver's slots held for tenths of a
  * second; queued, each such callback cost a second BullMQ job and then
  * waited out deferrals while slots fell free, and with two workers on two
- * cores that had half a core taken away the callbacks fell 30-45 a second
+ * cores that had half a core taken away the callbacks fell 20-45 a second
  * behind the jobs finished. Waiting, they kept up, the jobs finishing as
  * fast (docs/BENCHMARKS.md, Service).
  */

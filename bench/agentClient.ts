@@ -43,6 +43,32 @@ server.keepAliveTimeout = 60000;
 server.listen(0, "127.0.0.1", () => console.log(server.address().port));
 `;
 
+/** CPU ms a call of the bench process (every thread) over `calls` calls made by `work`. */
+async function cpuMsPerCall(calls: number, work: () => unknown): Promise<number> {
+  const started = process.cpuUsage();
+  await work();
+  const used = process.cpuUsage(started);
+  return (used.user + used.system) / 1000 / calls;
+}
+
+/**
+ * Runs `round` on each of two `sides` in turn, once each to warm up and then
+ * {@link ROUNDS} times, and the lines that report them: each side's median
+ * and rounds, and the first over the second round by round.
+ */
+async function alternatingRounds<T>(sides: Readonly<Record<string, T>>, round: (side: T) => Promise<number>, perWhat: string): Promise<string[]> {
+  const names = Object.keys(sides);
+  for (const name of names) await round(sides[name]!);
+  const perRound = names.map(() => [] as number[]);
+  for (let r = 0; r < ROUNDS; r++) for (const [k, name] of names.entries()) perRound[k]!.push(await round(sides[name]!));
+  const [first, second] = perRound as [number[], number[]];
+  const ratios = first.map((ms, r) => ms / second[r]!);
+  return [
+    ...names.map((name, k) => `${name}: median ${median(perRound[k]!).toFixed(3)} ms of CPU ${perWhat} (${perRound[k]!.map((ms) => ms.toFixed(2)).join(", ")})`),
+    `${names[0]} / ${names[1]}, round by round: median ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
+  ];
+}
+
 test("the agent's CPU per submission, by transport", async () => {
   const server = spawn(process.execPath, ["-e", SERVER], { stdio: ["ignore", "pipe", "inherit"] });
   try {
@@ -53,27 +79,16 @@ test("the agent's CPU per submission, by transport", async () => {
       "node:http (the default)": new CompactdClient({ baseUrl, apiKey: "bench" }),
       "Node's global fetch": new CompactdClient({ baseUrl, apiKey: "bench", fetch: globalThis.fetch }),
     };
-    const round = async (client: CompactdClient): Promise<number> => {
-      const started = process.cpuUsage();
+    const submitAll = async (client: CompactdClient): Promise<void> => {
       let next = 0;
       const lane = async (): Promise<void> => {
         while (next < REQUESTS_PER_ROUND) await client.compact(requests[next++ % requests.length]!);
       };
       await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
-      const used = process.cpuUsage(started);
-      return (used.user + used.system) / 1000 / REQUESTS_PER_ROUND;
     };
-    const names = Object.keys(transports) as (keyof typeof transports)[];
-    // A round of each to warm up, not kept.
-    for (const name of names) await round(transports[name]);
-    const perRound: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
-    for (let r = 0; r < ROUNDS; r++) for (const name of names) perRound[name]!.push(await round(transports[name]));
-    const [ours, global] = names.map((name) => perRound[name]!) as [number[], number[]];
-    const ratios = ours.map((ms, r) => ms / global[r]!);
     const lines = [
       `${cpus().length} CPUs (${cpus()[0]?.model ?? "unknown"}), Node ${process.version}; ${ROUNDS} rounds of ${REQUESTS_PER_ROUND} submissions, ${IN_FLIGHT} in flight`,
-      ...names.map((name) => `${name}: median ${median(perRound[name]!).toFixed(3)} ms of CPU a submission (${perRound[name]!.map((ms) => ms.toFixed(2)).join(", ")})`),
-      `node:http / global fetch, round by round: median ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
+      ...(await alternatingRounds(transports, (client) => cpuMsPerCall(REQUESTS_PER_ROUND, () => submitAll(client)), "a submission")),
     ];
     process.stdout.write(`${lines.join("\n")}\n`);
   } finally {
@@ -81,7 +96,7 @@ test("the agent's CPU per submission, by transport", async () => {
   }
 });
 
-test("the receiver's CPU to verify and read a callback", () => {
+test("the receiver's CPU to verify and read a callback", async () => {
   // A compaction.completed body around each conversation's messages: the size of a result that kept all of them.
   const bodies = corpusWorkloads(SCENARIO_CONVERSATIONS).map((w) =>
     JSON.stringify({ type: "compaction.completed", id: "cmp_bench", conversationId: null, result: { messages: w.request.messages }, metadata: null }),
@@ -91,23 +106,13 @@ test("the receiver's CPU to verify and read a callback", () => {
     "verifyWebhook (Node's HMAC)": (body: string, headers: Record<string, string>) => verifyWebhook(body, headers, SECRET),
     "standardwebhooks' verify": (body: string, headers: Record<string, string>) => new Webhook(SECRET).verify(body, headers),
   };
-  const round = (verify: (body: string, headers: Record<string, string>) => unknown): number => {
-    const started = process.cpuUsage();
+  const verifyAll = (verify: (body: string, headers: Record<string, string>) => unknown): void => {
     for (let i = 0; i < VERIFICATIONS_PER_ROUND; i++) verify(bodies[i % bodies.length]!, { ...signed[i % bodies.length]! });
-    const used = process.cpuUsage(started);
-    return (used.user + used.system) / 1000 / VERIFICATIONS_PER_ROUND;
   };
-  const names = Object.keys(verifiers) as (keyof typeof verifiers)[];
-  for (const name of names) round(verifiers[name]);
-  const perRound: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
-  for (let r = 0; r < ROUNDS; r++) for (const name of names) perRound[name]!.push(round(verifiers[name]));
-  const [ours, theirs] = names.map((name) => perRound[name]!) as [number[], number[]];
-  const ratios = ours.map((ms, r) => ms / theirs[r]!);
   const meanKb = bodies.reduce((sum, body) => sum + Buffer.byteLength(body), 0) / bodies.length / 1000;
   const lines = [
     `${ROUNDS} rounds of ${VERIFICATIONS_PER_ROUND} verifications of bodies of ${meanKb.toFixed(0)} KB on average`,
-    ...names.map((name) => `${name}: median ${median(perRound[name]!).toFixed(3)} ms of CPU a callback (${perRound[name]!.map((ms) => ms.toFixed(2)).join(", ")})`),
-    `verifyWebhook / standardwebhooks, round by round: median ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
+    ...(await alternatingRounds(verifiers, (verify) => cpuMsPerCall(VERIFICATIONS_PER_ROUND, () => verifyAll(verify)), "a callback")),
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
 });

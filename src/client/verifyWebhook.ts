@@ -9,8 +9,8 @@
  * object.
  *
  * The check is the `standardwebhooks` package's, made with Node's own HMAC:
- * the package hashes in JavaScript, which took a receiver 1.70 ms of CPU to
- * verify and read a 104 KB callback against 0.44 here (`npm run
+ * the package hashes in JavaScript, which took a receiver 1.67 ms of CPU to
+ * verify and read a 104 KB callback against 0.43 here (`npm run
  * bench:client`), and results run to hundreds of KB. A property test holds
  * every verdict, and every reason for a refusal, to the package's
  * (test/client/verifyWebhook.test.ts).

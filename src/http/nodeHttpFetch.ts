@@ -11,7 +11,7 @@
  * a scavenge is promoted into the old generation and freed only by a full
  * mark-compact (docs/BENCHMARKS.md, Service, for what that costs a worker);
  * and it costs more CPU a request: a 100 KB submission through compactd's
- * client took 1.59 ms of the agent's CPU with it and 1.09 with this
+ * client took 1.49 ms of the agent's CPU with it and 1.04 with this
  * (`npm run bench:client`).
  *
  * It supports what the SDK and the client send: a URL, a method, headers,

@@ -27,7 +27,7 @@ import { submissionFor } from "./queuedJobs.js";
 import { measureRedisBytes } from "./redisBytes.js";
 import { writeGeneratedSection } from "../docSection.js";
 import { serviceMarkdown } from "./report.js";
-import { corpusWorkloads, SCENARIO_CONVERSATIONS } from "./workload.js";
+import { corpusWorkloads, SCENARIO_CONVERSATIONS, SMALL_STRETCHES } from "./workload.js";
 
 const COMMAND = "npm run bench:service";
 const DOC = fileURLToPath(new URL("../../docs/BENCHMARKS.md", import.meta.url));
@@ -69,7 +69,7 @@ test("service benchmark", async () => {
     progress(`queue ceiling: ${CEILING.jobs} no-op jobs`);
     const ceiling = await measureQueueCeiling(await submissionFor(workloads[0]!), CEILING);
 
-    const overhead = await measureOverhead(workloads, OVERHEAD_PLAN, redis, progress);
+    const overhead = await measureOverhead(workloads, corpusWorkloads(SCENARIO_CONVERSATIONS, SMALL_STRETCHES), OVERHEAD_PLAN, redis, progress);
     const one = await measureConcurrency(workloads, ONE_WORKER, redis, progress);
     const two = await measureConcurrency(workloads, TWO_WORKERS, redis, progress);
 

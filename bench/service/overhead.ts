@@ -31,7 +31,7 @@ import { startCallbackClock, type CallbackClock } from "./callbackClock.js";
 import { closedLoop, openLoop, type Job } from "./load.js";
 import { cpuSnapshot, cpuSpent, machineBusySeconds, type CpuSnapshot } from "./procStats.js";
 import { serviceEnv, startServiceProcess, type ServiceProcess } from "./serviceProcesses.js";
-import { CONTEXT_WINDOW, KEEP_RECENT_TOKENS, type Workload } from "./workload.js";
+import type { Workload } from "./workload.js";
 
 export interface OverheadPlan {
   /** Untimed jobs first: JIT, connection pools, tokenizer caches. */
@@ -95,11 +95,17 @@ export interface Stage {
   readonly p99: number;
 }
 
-export interface OverheadResult extends OverheadPlan {
+/** Closed loops of the core and the service over one set of conversations, round by round. */
+export interface PeakComparison {
   readonly inProcessPeak: PeakSummary;
   readonly servicePeak: PeakSummary;
   /** Per round: service CPU per job / in-process CPU per job − 1. */
   readonly addedCost: RoundRange;
+  /** Per round: service CPU per job − in-process CPU per job, ms. */
+  readonly addedMs: RoundRange;
+}
+
+export interface OverheadResult extends OverheadPlan, PeakComparison {
   /** Per round: service peak / in-process peak. */
   readonly throughputRatio: RoundRange;
   /** The service, open loop at half its median peak, all rounds pooled. */
@@ -114,12 +120,19 @@ export interface OverheadResult extends OverheadPlan {
   readonly ownLatency: { readonly p50: number; readonly p99: number };
   /** Summarization requests per job (a cut inside a turn makes two); the same on both sides when nothing retried. */
   readonly summarizerCallsPerJob: { readonly inProcess: number; readonly service: number };
+  /**
+   * The same closed loops over conversations of a few KB, whose work in
+   * proportion to their size is slight: what the service adds to them is
+   * about what it adds to every job, whatever the job's size.
+   */
+  readonly small: PeakComparison & { readonly workloads: readonly Workload[] };
   /** Jobs whose result was degraded or failed (would mean the fake summarizer misbehaved). */
   readonly notCompleted: number;
 }
 
 export async function measureOverhead(
   workloads: readonly Workload[],
+  smallWorkloads: readonly Workload[],
   plan: OverheadPlan,
   redis: Redis,
   progress: (line: string) => void,
@@ -131,6 +144,7 @@ export async function measureOverhead(
   let api: ServiceProcess | undefined;
   let worker: ServiceProcess | undefined;
   let service: ServiceJob | undefined;
+  let smallService: ServiceJob | undefined;
   try {
     const core = inProcessJob(workloads, fake);
     progress("overhead: starting compactd serve + worker");
@@ -157,6 +171,19 @@ export async function measureOverhead(
       calls.service += fake.calls() - before;
     }
 
+    const smallCore = inProcessJob(smallWorkloads, fake);
+    smallService = serviceJob(smallWorkloads, api.port, clock);
+    progress("overhead: small conversations, warming up both");
+    await closedLoop(plan.warmUp, plan.inFlight, smallCore.job);
+    await closedLoop(plan.warmUp, plan.inFlight, smallService.job);
+    const smallCorePeaks: PeakRun[] = [];
+    const smallServicePeaks: PeakRun[] = [];
+    for (let round = 1; round <= plan.rounds; round++) {
+      progress(`overhead: small conversations, round ${round}/${plan.rounds}, closed loops of ${plan.peakJobs}, core then service`);
+      smallCorePeaks.push(await peak(plan, smallCore.job, { bench: process.pid }));
+      smallServicePeaks.push(await peak(plan, smallService.job, servicePids));
+    }
+
     const halfRate = median(servicePeaks.map((p) => p.rate)) / 2;
     const halfJobs = Math.round(halfRate * plan.openLoopSeconds);
     service.sent.clear();
@@ -177,9 +204,8 @@ export async function measureOverhead(
 
     return {
       ...plan,
-      inProcessPeak: summarize(corePeaks),
-      servicePeak: summarize(servicePeaks),
-      addedCost: rangeOf(servicePeaks.map((p, r) => p.totalCpuMsPerJob / corePeaks[r]!.totalCpuMsPerJob - 1)),
+      ...compared(corePeaks, servicePeaks),
+      small: { workloads: smallWorkloads, ...compared(smallCorePeaks, smallServicePeaks) },
       throughputRatio: rangeOf(servicePeaks.map((p, r) => p.rate / corePeaks[r]!.rate)),
       serviceHalf: latencyRun(halfRate, serviceLatencies),
       stages,
@@ -189,10 +215,11 @@ export async function measureOverhead(
         inProcess: calls.inProcess / (plan.rounds * plan.peakJobs),
         service: calls.service / (plan.rounds * plan.peakJobs),
       },
-      notCompleted: core.notCompleted() + clock.arrivals.filter((a) => a.degraded || a.failed).length,
+      notCompleted: core.notCompleted() + smallCore.notCompleted() + clock.arrivals.filter((a) => a.degraded || a.failed).length,
     };
   } finally {
     service?.close();
+    smallService?.close();
     await Promise.all([api?.stop(), worker?.stop()]);
     await clock.stop();
     await fake.close();
@@ -211,6 +238,16 @@ async function peak(plan: OverheadPlan, job: Job, pids: Record<string, number>):
     cpuMsPerJob: Object.fromEntries(Object.entries(spent).map(([name, seconds]) => [name, (seconds * 1000) / plan.peakJobs])),
     totalCpuMsPerJob: (ours * 1000) / plan.peakJobs,
     otherCores: (machineBusySeconds() - machineBefore - ours) / (run.wallMs / 1000),
+  };
+}
+
+/** Core and service closed loops of the same rounds, compared round by round. */
+function compared(corePeaks: readonly PeakRun[], servicePeaks: readonly PeakRun[]): PeakComparison {
+  return {
+    inProcessPeak: summarize(corePeaks),
+    servicePeak: summarize(servicePeaks),
+    addedCost: rangeOf(servicePeaks.map((p, r) => p.totalCpuMsPerJob / corePeaks[r]!.totalCpuMsPerJob - 1)),
+    addedMs: rangeOf(servicePeaks.map((p, r) => p.totalCpuMsPerJob - corePeaks[r]!.totalCpuMsPerJob)),
   };
 }
 
@@ -236,11 +273,16 @@ function latencyRun(offeredRate: number, latencies: readonly number[]): LatencyR
 function inProcessJob(workloads: readonly Workload[], fake: BenchAnthropic): { job: Job; notCompleted: () => number } {
   // What the worker builds for each job (src/worker/summarizerSource.ts): the same SDK, retries and model.
   const summarizer = createAnthropicSummarizer({ apiKey: "sk-bench", baseURL: fake.url, model: DEFAULT_MODEL, maxRetries: 2 });
-  const compactor = createCompactor({ settings: { contextWindow: CONTEXT_WINDOW, keepRecentTokens: KEEP_RECENT_TOKENS }, summarizer });
-  if (compactor === null) throw new Error("no compactor: the window or the summarizer is missing");
+  // Each with its request's settings, as the worker builds one for each job.
+  const compactors = workloads.map(({ request }) => {
+    const compactor = createCompactor({ settings: { contextWindow: request.contextWindow, keepRecentTokens: request.settings.keepRecentTokens }, summarizer });
+    if (compactor === null) throw new Error("no compactor: the window or the summarizer is missing");
+    return compactor;
+  });
   let notCompleted = 0;
   const job: Job = async (i) => {
     const { request } = workloads[i % workloads.length]!;
+    const compactor = compactors[i % workloads.length]!;
     const result = await compactor.compact(parseConversation({ messages: request.messages }), { reason: request.reason });
     if (result.degraded) notCompleted++;
     return performance.now();

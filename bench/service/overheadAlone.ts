@@ -14,7 +14,7 @@ import { test } from "vitest";
 import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
 import { TEST_REDIS_URL } from "../../test/helpers/redisTestPrefix.js";
 import { OVERHEAD_PLAN, measureOverhead, type RoundRange } from "./overhead.js";
-import { corpusWorkloads, SCENARIO_CONVERSATIONS } from "./workload.js";
+import { corpusWorkloads, SCENARIO_CONVERSATIONS, SMALL_STRETCHES } from "./workload.js";
 
 
 const range = (r: RoundRange, digits: number, unit = ""): string =>
@@ -24,7 +24,8 @@ test("what the service adds to a compaction", async () => {
   const loadAtStart = loadavg()[0]!;
   const redis = createRedisConnection(TEST_REDIS_URL, "worker", "bench-overhead");
   try {
-    const o = await measureOverhead(corpusWorkloads(SCENARIO_CONVERSATIONS), OVERHEAD_PLAN, redis, (line) => process.stderr.write(`${line}\n`));
+    const small = corpusWorkloads(SCENARIO_CONVERSATIONS, SMALL_STRETCHES);
+    const o = await measureOverhead(corpusWorkloads(SCENARIO_CONVERSATIONS), small, OVERHEAD_PLAN, redis, (line) => process.stderr.write(`${line}\n`));
     const perProcess = (cpu: Record<string, number>): string =>
       Object.entries(cpu)
         .map(([name, ms]) => `${name} ${ms.toFixed(2)}`)
@@ -32,7 +33,8 @@ test("what the service adds to a compaction", async () => {
     process.stdout.write(
       [
         `CPU per job, ms: core ${range(o.inProcessPeak.totalCpuMsPerJob, 2)}; service ${range(o.servicePeak.totalCpuMsPerJob, 2)} (${perProcess(o.servicePeak.cpuMsPerJob)})`,
-        `added cost: +${range({ median: o.addedCost.median * 100, min: o.addedCost.min * 100, max: o.addedCost.max * 100 }, 0, "%")}`,
+        `added cost: +${range({ median: o.addedCost.median * 100, min: o.addedCost.min * 100, max: o.addedCost.max * 100 }, 0, "%")}, ${range(o.addedMs, 2)} ms a job`,
+        `small conversations (${Math.min(...small.map((w) => w.jsonBytes))}–${Math.max(...small.map((w) => w.jsonBytes))} bytes), CPU per job, ms: core ${range(o.small.inProcessPeak.totalCpuMsPerJob, 2)}; service ${range(o.small.servicePeak.totalCpuMsPerJob, 2)} (${perProcess(o.small.servicePeak.cpuMsPerJob)}); added ${range(o.small.addedMs, 2)} ms a job`,
         `peak jobs/s: core ${range(o.inProcessPeak.rate, 1)}; service ${range(o.servicePeak.rate, 1)}`,
         `open loop at ${o.serviceHalf.offeredRate.toFixed(1)} jobs/s: service p50/p99 ${o.serviceHalf.p50.toFixed(1)}/${o.serviceHalf.p99.toFixed(1)} ms; core ${o.inProcessAtSameRate.p50.toFixed(1)}/${o.inProcessAtSameRate.p99.toFixed(1)} ms; own ${o.ownLatency.p50.toFixed(1)}/${o.ownLatency.p99.toFixed(1)} ms`,
         ...o.stages.map((s) => `  ${s.name}: p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms`),

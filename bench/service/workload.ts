@@ -1,33 +1,48 @@
 /**
  * The conversations every service scenario sends: stretches of about 100 KB
- * of JSON cut from real agent sessions in the shared corpus.
+ * of JSON cut from real agent sessions in the shared corpus (and, for what
+ * a job costs whatever its size, stretches of a few KB cut the same way).
  *
  * Built conversations would not do here: their text is slices of one filler
  * string, which a compressor packs far tighter than real tool output, so the Redis
  * bytes per job (and the codec's CPU) would look better than they are. Each
  * stretch starts at a prompt, so no tool result lacks its call, and runs
- * until it holds ~100 KB and no call is left unanswered, so the summarizer
+ * until it holds its size and no call is left unanswered, so the summarizer
  * sees ordinary work, not a cut mid-round.
  */
 import path from "node:path";
 import { corpusDir, loadClaudeCodeSession, loadPiSession, type AnthropicCorpusMessage } from "../../test/helpers/corpus.js";
 
-/** The size the issue's goals are stated for. */
-export const TARGET_BYTES = 100_000;
 
 /** How many stretches every service scenario cycles through, so their figures describe the same jobs. */
 export const SCENARIO_CONVERSATIONS = 16;
 
-/** Stretches that grew past this (one huge message at their end) are left out, so every job is ~100 KB. */
-const MAX_BYTES = 115_000;
+/** Every request asks for a manual compaction in a 200k window. */
+export const CONTEXT_WINDOW = 200_000;
+
+/** How big the stretches are, and how much of each a compaction keeps. */
+export interface StretchSize {
+  /** A stretch grows until it holds this much request JSON (and no call is left unanswered)... */
+  readonly targetBytes: number;
+  /** ...and is left out past this (one huge message at its end), so every job is about the same size. */
+  readonly maxBytes: number;
+  /** The request's keep-recent budget: small enough that the API never answers "nothing to compact". */
+  readonly keepRecentTokens: number;
+}
 
 /**
- * Every request asks for a manual compaction in a 200k window keeping the
- * newest 8,000 tokens, so each stretch (25-35k tokens) has most of its
- * history to summarize and the API never answers "nothing to compact".
+ * The size the issue's goals are stated for: ~100 KB, 25-35k tokens, keeping
+ * the newest 8,000, so most of each stretch's history is summarized.
  */
-export const CONTEXT_WINDOW = 200_000;
-export const KEEP_RECENT_TOKENS = 8_000;
+export const ORDINARY_STRETCHES: StretchSize = { targetBytes: 100_000, maxBytes: 115_000, keepRecentTokens: 8_000 };
+
+/**
+ * A few KB each (450-1,500 tokens), keeping the newest 300 (the smallest
+ * stretches hold under 500): jobs whose work in proportion to their size is
+ * slight, so what the service adds to them is nearly all what it adds to
+ * every job, whatever its size.
+ */
+export const SMALL_STRETCHES: StretchSize = { targetBytes: 4_000, maxBytes: 8_000, keepRecentTokens: 300 };
 
 /** The body of `POST /v1/compactions` without the callback URL. */
 export interface CompactionRequest {
@@ -64,8 +79,8 @@ function makesCalls(message: AnthropicCorpusMessage | undefined): boolean {
   );
 }
 
-/** Consecutive ~100 KB stretches of one session, each opening at a prompt. */
-function stretches(messages: readonly AnthropicCorpusMessage[]): { start: number; end: number; bytes: number }[] {
+/** Consecutive stretches of one session of about `size.targetBytes`, each opening at a prompt. */
+function stretches(messages: readonly AnthropicCorpusMessage[], size: StretchSize): { start: number; end: number; bytes: number }[] {
   const sizes = messages.map((m) => Buffer.byteLength(JSON.stringify(m)));
   const found: { start: number; end: number; bytes: number }[] = [];
   let start = 0;
@@ -77,24 +92,24 @@ function stretches(messages: readonly AnthropicCorpusMessage[]): { start: number
     }
     let end = start;
     let bytes = 0;
-    while (end < messages.length && (bytes < TARGET_BYTES || makesCalls(messages[end - 1]))) bytes += sizes[end++]!;
-    if (bytes < TARGET_BYTES) break;
-    if (bytes <= MAX_BYTES) found.push({ start, end, bytes });
+    while (end < messages.length && (bytes < size.targetBytes || makesCalls(messages[end - 1]))) bytes += sizes[end++]!;
+    if (bytes < size.targetBytes) break;
+    if (bytes <= size.maxBytes) found.push({ start, end, bytes });
     start = end;
   }
   return found;
 }
 
 /** Up to `count` stretches, taken from the sessions in turn so every source is represented. */
-export function corpusWorkloads(count: number): Workload[] {
+export function corpusWorkloads(count: number, size: StretchSize = ORDINARY_STRETCHES): Workload[] {
   const perSession = SESSIONS.map(({ file, load }) => {
     const { messages } = load(path.join(corpusDir, file));
     const label = path.basename(file, ".jsonl").slice(0, 18);
-    return stretches(messages).map(({ start, end }): Workload => {
+    return stretches(messages, size).map(({ start, end }): Workload => {
       const request: CompactionRequest = {
         messages: messages.slice(start, end),
         contextWindow: CONTEXT_WINDOW,
-        settings: { keepRecentTokens: KEEP_RECENT_TOKENS },
+        settings: { keepRecentTokens: size.keepRecentTokens },
         reason: "manual",
       };
       return { name: `${label} [${start}, ${end})`, request, jsonBytes: Buffer.byteLength(JSON.stringify(request)) };

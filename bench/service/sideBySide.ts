@@ -19,6 +19,10 @@
  * own (the other side keeps the chart's, or `BENCH_WORKER_NODE_FLAGS`), so a
  * heap setting is compared the same way: `BENCH_BASELINE=.` and the flags
  * are then the only difference.
+ *
+ * `BENCH_SIDE_CONVERSATIONS=small` sends the overhead scenario's small
+ * conversations instead of the ~100 KB ones, for a change to what every job
+ * costs whatever its size, which the large ones' work would drown.
  */
 import path from "node:path";
 import { test } from "vitest";
@@ -30,13 +34,22 @@ import { closedLoop, openLoop, type Job } from "./load.js";
 import { OVERHEAD_PLAN, serviceJob, type ServiceJob } from "./overhead.js";
 import { cpuSnapshot, cpuSpent } from "./procStats.js";
 import { nodeFlagsFrom, serviceEnv, startServiceProcess, WORKER_NODE_FLAGS, type ServiceProcess } from "./serviceProcesses.js";
-import { corpusWorkloads, SCENARIO_CONVERSATIONS } from "./workload.js";
+import { corpusWorkloads, ORDINARY_STRETCHES, SCENARIO_CONVERSATIONS, SMALL_STRETCHES } from "./workload.js";
 
 /** Closed loops to take the medians over (`BENCH_SIDE_ROUNDS`, default 9): more for a change of a few hundred microseconds. */
 const ROUNDS = Number(process.env.BENCH_SIDE_ROUNDS ?? 9);
 /** Jobs per closed loop, half to each build. */
 const PEAK_JOBS = 400;
 const OPEN_LOOP_SECONDS = 10;
+
+const SIZES = { ordinary: ORDINARY_STRETCHES, small: SMALL_STRETCHES } as const;
+
+/** The conversations sent (`BENCH_SIDE_CONVERSATIONS`: `ordinary`, the default, or `small`). */
+function stretchSize(): (typeof SIZES)[keyof typeof SIZES] {
+  const name = process.env.BENCH_SIDE_CONVERSATIONS ?? "ordinary";
+  if (!(name in SIZES)) throw new Error(`BENCH_SIDE_CONVERSATIONS must be one of ${Object.keys(SIZES).join(", ")}, not ${name}`);
+  return SIZES[name as keyof typeof SIZES];
+}
 
 interface Build {
   readonly name: string;
@@ -63,7 +76,7 @@ test("two builds side by side", async () => {
     },
     { name: "this build", cli: path.resolve("bin/compactd.js"), workerNodeFlags: WORKER_NODE_FLAGS, prefix: testPrefix("bench-side-b") },
   ];
-  const workloads = corpusWorkloads(SCENARIO_CONVERSATIONS);
+  const workloads = corpusWorkloads(SCENARIO_CONVERSATIONS, stretchSize());
   const fake = await startBenchAnthropic(INSTANT);
   const clock = await startCallbackClock();
   try {

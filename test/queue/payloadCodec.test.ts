@@ -30,6 +30,26 @@ function realConversationOf(bytes: number): { messages: unknown[] } {
   throw new Error(`no corpus session has ${bytes} bytes of messages`);
 }
 
+/** A few KB of consecutive messages of a real Claude Code session, none of them large. */
+function shortRealConversation(): { messages: unknown[] } {
+  for (const file of claudeCodeSessionFiles()) {
+    let kept: unknown[] = [];
+    let size = 0;
+    for (const message of loadClaudeCodeSession(file).messages) {
+      const bytes = JSON.stringify(message).length;
+      if (bytes > 2_000) {
+        kept = [];
+        size = 0;
+        continue;
+      }
+      kept.push(message);
+      size += bytes;
+      if (size >= 6_000) return { messages: kept };
+    }
+  }
+  throw new Error("no corpus session has 6 KB of short messages in a row");
+}
+
 describe("payload codec", () => {
   it("gives back exactly the JSON value it was given", async () => {
     await fc.assert(
@@ -49,6 +69,20 @@ describe("payload codec", () => {
     // Signatures and other random text do not compress that far: level 9 gets what it can.
     const signatures = Buffer.from(JSON.stringify({ messages: [{ role: "assistant", content: [{ type: "thinking", thinking: "x", signature: randomBytes(60_000).toString("base64") }] }] }));
     expect(atLevel(signatures, 3).length).toBeGreaterThan(signatures.length / 4);
+    expect(encodePayloadBytes(signatures).equals(atLevel(signatures, 9))).toBe(true);
+  });
+
+  it("compresses a conversation under 16 KiB once, at level 3, however much of it that leaves", () => {
+    const atLevel = (json: Buffer, level: number): Buffer => zstdCompress(json, { compressionLevel: level, checksumFlag: true });
+    // A short stretch of a real session: level 3 leaves more than a quarter, and level 9 would still.
+    const short = Buffer.from(JSON.stringify(shortRealConversation()));
+    expect(short.length).toBeLessThan(16 * 1024);
+    expect(atLevel(short, 3).length).toBeGreaterThan(short.length / 4);
+    expect(atLevel(short, 9).length).toBeGreaterThan(short.length / 4);
+    expect(encodePayloadBytes(short).equals(atLevel(short, 3))).toBe(true);
+    // At 16 KiB the fallback runs again.
+    const signatures = Buffer.from(JSON.stringify({ messages: [{ role: "assistant", content: [{ type: "thinking", thinking: "x", signature: randomBytes(12 * 1024).toString("base64") }] }] }));
+    expect(signatures.length).toBeGreaterThanOrEqual(16 * 1024);
     expect(encodePayloadBytes(signatures).equals(atLevel(signatures, 9))).toBe(true);
   });
 

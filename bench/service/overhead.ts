@@ -4,13 +4,16 @@
  * The same ~100 KB conversations are compacted by the core in the bench
  * process and through the service (`compactd serve` and `compactd worker` as
  * child processes, the agent's POST through to the signed callback), both
- * against the same instant summarizer. Two measurements, each repeated over
+ * against the same instant summarizer. Three measurements, each repeated over
  * rounds with core and service alternating:
  *
  * - peak: a closed loop with many jobs in flight; jobs per second and the CPU
  *   every process involved spent per job (the bench process holds the fake
  *   summarizer in both, and in the service run the load generator and the
  *   callback receiver too; Redis is counted for the service);
+ * - the same peak over conversations of a few KB, whose size-proportional
+ *   work is slight: what the service adds to them is what it costs a job
+ *   whatever its size, and bounds from below what it can add to any job;
  * - latency at half the service's peak rate: an open loop at that rate, the
  *   service from sending the request to receiving the callback, the core from
  *   starting the job to its result, with the service's time split into stages

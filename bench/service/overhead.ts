@@ -12,8 +12,8 @@
  *   summarizer in both, and in the service run the load generator and the
  *   callback receiver too; Redis is counted for the service);
  * - the same peak over conversations of a few KB, whose size-proportional
- *   work is slight: what the service adds to them is what it costs a job
- *   whatever its size, and bounds from below what it can add to any job;
+ *   work is slight: what the service adds to them is, at most, what it adds
+ *   to every job whatever its size;
  * - latency at half the service's peak rate: an open loop at that rate, the
  *   service from sending the request to receiving the callback, the core from
  *   starting the job to its result, with the service's time split into stages

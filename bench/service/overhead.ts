@@ -157,37 +157,12 @@ export async function measureOverhead(
     service = serviceJob(workloads, api.port, clock);
     const servicePids = { bench: process.pid, api: api.pid, worker: worker.pid, redis: redisPid };
 
-    progress("overhead: warming up both");
-    await closedLoop(plan.warmUp, plan.inFlight, core.job);
-    await closedLoop(plan.warmUp, plan.inFlight, service.job);
-
-    const corePeaks: PeakRun[] = [];
-    const servicePeaks: PeakRun[] = [];
-    const calls = { inProcess: 0, service: 0 };
-    for (let round = 1; round <= plan.rounds; round++) {
-      progress(`overhead: round ${round}/${plan.rounds}, closed loops of ${plan.peakJobs}, core then service`);
-      let before = fake.calls();
-      corePeaks.push(await peak(plan, core.job, { bench: process.pid }));
-      calls.inProcess += fake.calls() - before;
-      before = fake.calls();
-      servicePeaks.push(await peak(plan, service.job, servicePids));
-      calls.service += fake.calls() - before;
-    }
-
+    const peaks = await alternatingPeaks(plan, fake, core.job, service.job, servicePids, "", progress);
     const smallCore = inProcessJob(smallWorkloads, fake);
     smallService = serviceJob(smallWorkloads, api.port, clock);
-    progress("overhead: small conversations, warming up both");
-    await closedLoop(plan.warmUp, plan.inFlight, smallCore.job);
-    await closedLoop(plan.warmUp, plan.inFlight, smallService.job);
-    const smallCorePeaks: PeakRun[] = [];
-    const smallServicePeaks: PeakRun[] = [];
-    for (let round = 1; round <= plan.rounds; round++) {
-      progress(`overhead: small conversations, round ${round}/${plan.rounds}, closed loops of ${plan.peakJobs}, core then service`);
-      smallCorePeaks.push(await peak(plan, smallCore.job, { bench: process.pid }));
-      smallServicePeaks.push(await peak(plan, smallService.job, servicePids));
-    }
+    const small = await alternatingPeaks(plan, fake, smallCore.job, smallService.job, servicePids, "small conversations, ", progress);
 
-    const halfRate = median(servicePeaks.map((p) => p.rate)) / 2;
+    const halfRate = peaks.servicePeak.rate.median / 2;
     const halfJobs = Math.round(halfRate * plan.openLoopSeconds);
     service.sent.clear();
     const serviceLatencies: number[] = [];
@@ -207,17 +182,12 @@ export async function measureOverhead(
 
     return {
       ...plan,
-      ...compared(corePeaks, servicePeaks),
-      small: { workloads: smallWorkloads, ...compared(smallCorePeaks, smallServicePeaks) },
-      throughputRatio: rangeOf(servicePeaks.map((p, r) => p.rate / corePeaks[r]!.rate)),
+      ...peaks,
+      small: { workloads: smallWorkloads, ...small },
       serviceHalf: latencyRun(halfRate, serviceLatencies),
       stages,
       inProcessAtSameRate: latencyRun(halfRate, coreLatencies),
       ownLatency: { p50: quantile(own, 0.5), p99: quantile(own, 0.99) },
-      summarizerCallsPerJob: {
-        inProcess: calls.inProcess / (plan.rounds * plan.peakJobs),
-        service: calls.service / (plan.rounds * plan.peakJobs),
-      },
       notCompleted: core.notCompleted() + smallCore.notCompleted() + clock.arrivals.filter((a) => a.degraded || a.failed).length,
     };
   } finally {
@@ -244,13 +214,43 @@ async function peak(plan: OverheadPlan, job: Job, pids: Record<string, number>):
   };
 }
 
-/** Core and service closed loops of the same rounds, compared round by round. */
-function compared(corePeaks: readonly PeakRun[], servicePeaks: readonly PeakRun[]): PeakComparison {
+/**
+ * Both sides warmed up, then a closed loop of each in turn, round after
+ * round, compared round by round; `label` names the conversations in the
+ * progress lines.
+ */
+async function alternatingPeaks(
+  plan: OverheadPlan,
+  fake: BenchAnthropic,
+  core: Job,
+  service: Job,
+  servicePids: Record<string, number>,
+  label: string,
+  progress: (line: string) => void,
+): Promise<PeakComparison & Pick<OverheadResult, "throughputRatio" | "summarizerCallsPerJob">> {
+  progress(`overhead: ${label}warming up both`);
+  await closedLoop(plan.warmUp, plan.inFlight, core);
+  await closedLoop(plan.warmUp, plan.inFlight, service);
+  const corePeaks: PeakRun[] = [];
+  const servicePeaks: PeakRun[] = [];
+  const calls = { inProcess: 0, service: 0 };
+  for (let round = 1; round <= plan.rounds; round++) {
+    progress(`overhead: ${label}round ${round}/${plan.rounds}, closed loops of ${plan.peakJobs}, core then service`);
+    let before = fake.calls();
+    corePeaks.push(await peak(plan, core, { bench: process.pid }));
+    calls.inProcess += fake.calls() - before;
+    before = fake.calls();
+    servicePeaks.push(await peak(plan, service, servicePids));
+    calls.service += fake.calls() - before;
+  }
+  const jobs = plan.rounds * plan.peakJobs;
   return {
     inProcessPeak: summarize(corePeaks),
     servicePeak: summarize(servicePeaks),
     addedCost: rangeOf(servicePeaks.map((p, r) => p.totalCpuMsPerJob / corePeaks[r]!.totalCpuMsPerJob - 1)),
     addedMs: rangeOf(servicePeaks.map((p, r) => p.totalCpuMsPerJob - corePeaks[r]!.totalCpuMsPerJob)),
+    throughputRatio: rangeOf(servicePeaks.map((p, r) => p.rate / corePeaks[r]!.rate)),
+    summarizerCallsPerJob: { inProcess: calls.inProcess / jobs, service: calls.service / jobs },
   };
 }
 
@@ -277,15 +277,14 @@ function inProcessJob(workloads: readonly Workload[], fake: BenchAnthropic): { j
   // What the worker builds for each job (src/worker/summarizerSource.ts): the same SDK, retries and model.
   const summarizer = createAnthropicSummarizer({ apiKey: "sk-bench", baseURL: fake.url, model: DEFAULT_MODEL, maxRetries: 2 });
   // Each with its request's settings, as the worker builds one for each job.
-  const compactors = workloads.map(({ request }) => {
+  const jobs = workloads.map(({ request }) => {
     const compactor = createCompactor({ settings: { contextWindow: request.contextWindow, keepRecentTokens: request.settings.keepRecentTokens }, summarizer });
     if (compactor === null) throw new Error("no compactor: the window or the summarizer is missing");
-    return compactor;
+    return { request, compactor };
   });
   let notCompleted = 0;
   const job: Job = async (i) => {
-    const { request } = workloads[i % workloads.length]!;
-    const compactor = compactors[i % workloads.length]!;
+    const { request, compactor } = jobs[i % jobs.length]!;
     const result = await compactor.compact(parseConversation({ messages: request.messages }), { reason: request.reason });
     if (result.degraded) notCompleted++;
     return performance.now();

@@ -1,6 +1,6 @@
 /**
- * The fetch the Anthropic summarizer sends with, against a real local HTTP
- * server: what the SDK relies on (status, headers, a body that streams as
+ * The fetch compactd sends with (the Anthropic summarizer's, and the
+ * agent-side client's default), against a real local HTTP server: what the SDK relies on (status, headers, a body that streams as
  * it arrives, aborts before and after the headers, connection errors in the
  * shape Node's fetch gives them). That it lets go of a request body once
  * sent is held by requestBodyInFlight.test.ts.
@@ -64,7 +64,7 @@ async function restOf(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<
   return text;
 }
 
-describe("the summarizer's fetch over node:http", () => {
+describe("compactd's fetch over node:http", () => {
   it("sends the method, headers and body, and gives back the status, headers and body", async () => {
     const { url, received } = await serve((res) => {
       res.writeHead(201, "Made", { "content-type": "application/json", "x-request-id": "req_1" });

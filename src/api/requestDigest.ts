@@ -1,40 +1,40 @@
 /**
  * What an Idempotency-Key is bound to (the whole validated request, whatever
- * its key order), and the canonical JSON it shares with each job's
- * exact-swap digest.
+ * its key order), and each message list's exact-swap digest, taken in the
+ * same pass.
  *
  * Both hash canonical JSON of the messages, which are nearly all of a
- * request: written once, as UTF-8 bytes, the text serves both. The client
- * sends an Idempotency-Key with every submission, so without the sharing
- * every submission would write its conversation out twice. The request
- * digest hashes the rest of the request around those bytes rather than a
- * second copy of the whole text: a 100 KB request's two digests took 2.3 ms
- * written out twice and hashed as strings, 1.5 ms this way.
+ * request: written once, the text feeds both hashes. The client sends an
+ * Idempotency-Key with every submission, so without the sharing every
+ * submission would write its conversation out twice. The text goes to the
+ * hashes in pieces as it is written and is never one string or one buffer:
+ * a 100 KB conversation's canonical JSON is a large object to V8, which it
+ * maps from the kernel and faults in afresh for every request.
  */
-import { createHash } from "node:crypto";
-import { canonicalJson } from "../core/replaces.js";
+import { createHash, type Hash } from "node:crypto";
+import { canonicalDigest, canonicalJson, writeCanonicalJson } from "../core/replaces.js";
 
 /** Stands where a message list goes in the request's canonical JSON: JSON escapes NUL, so canonical JSON never holds one. */
 const MARK = "\u0000";
 const MARKS = /\u0000(\d+)\u0000/;
 
 export class CanonicalMessages {
-  private readonly written = new Map<object, Buffer>();
+  private readonly digests = new Map<object, string>();
 
-  /** The canonical JSON of `messages` as UTF-8 bytes, written on first use only. */
-  of(messages: readonly unknown[]): Buffer {
-    let bytes = this.written.get(messages);
-    if (bytes === undefined) {
-      bytes = Buffer.from(canonicalJson(messages), "utf8");
-      this.written.set(messages, bytes);
+  /** SHA-256 (hex) of the canonical JSON of `messages`: the one taken with the request digest, or taken now. */
+  digestOf(messages: readonly unknown[]): string {
+    let digest = this.digests.get(messages);
+    if (digest === undefined) {
+      digest = canonicalDigest(messages);
+      this.digests.set(messages, digest);
     }
-    return bytes;
+    return digest;
   }
 
   /**
-   * SHA-256 of the request's canonical JSON, reusing (and keeping for the
-   * jobs' `replaces`) the canonical bytes of each of `messages`, the
-   * request's message arrays.
+   * SHA-256 of the request's canonical JSON, taking (and keeping for the
+   * jobs' `replaces`) the digest of each of `messages`, the request's
+   * message arrays, as their text goes by.
    */
   requestDigest(request: unknown, messages: readonly (readonly unknown[])[]): string {
     const marks = new Map<object, string>(messages.map((list, i) => [list, `${MARK}${i}${MARK}`]));
@@ -43,8 +43,19 @@ export class CanonicalMessages {
     const hash = createHash("sha256");
     parts.forEach((part, i) => {
       if (i % 2 === 0) hash.update(part, "utf8");
-      else hash.update(this.of(messages[Number(part)]!));
+      else this.writeInto(messages[Number(part)]!, hash);
     });
     return hash.digest("hex");
+  }
+
+  /** Writes `messages`' canonical JSON into `hash`, digesting it on the way. */
+  private writeInto(messages: readonly unknown[], hash: Hash): void {
+    const own = createHash("sha256");
+    writeCanonicalJson(messages, (piece) => {
+      const bytes = Buffer.from(piece, "utf8");
+      hash.update(bytes);
+      own.update(bytes);
+    });
+    this.digests.set(messages, own.digest("hex"));
   }
 }

@@ -21,17 +21,30 @@ export interface Replaces {
 
 /**
  * The swap contract for a result that replaces all of `messages`. A caller
- * that has their canonical JSON already, as text or as its UTF-8 bytes (the
- * API digests a request's messages for its idempotency key too), hands it
- * over rather than have it written twice.
+ * that has digested their canonical JSON already (the API hashes a request's
+ * messages for its idempotency key in the same pass) hands the digest over
+ * rather than have them written twice.
  */
-export function replacesOf(messages: readonly unknown[], canonicalMessages: string | Uint8Array = canonicalJson(messages)): Replaces {
-  return {
-    count: messages.length,
-    // A string is hashed as its UTF-8 bytes.
-    digest: createHash("sha256").update(canonicalMessages).digest("hex"),
-  };
+export function replacesOf(messages: readonly unknown[], digest: string = canonicalDigest(messages)): Replaces {
+  return { count: messages.length, digest };
 }
+
+/** SHA-256 (lowercase hex) of the UTF-8 bytes of `value`'s canonical JSON, hashed as it is written. */
+export function canonicalDigest(value: unknown): string {
+  const hash = createHash("sha256");
+  writeCanonicalJson(value, (piece) => hash.update(piece, "utf8"));
+  return hash.digest("hex");
+}
+
+/**
+ * How much canonical JSON is gathered before it is handed on, in UTF-16 code
+ * units. Under V8's large-object size (128 KiB) even when every unit takes
+ * two bytes: a conversation's whole text as one string is such an object,
+ * mapped fresh from the kernel and page-faulted in on every request, where
+ * pieces this size come and go in the young generation. Measured on the
+ * API's digests of a 100 KB conversation (docs/BENCHMARKS.md, Service).
+ */
+const PIECE_UNITS = 32 * 1024;
 
 /**
  * JSON with object keys sorted (by UTF-16 code units, as RFC 8785 orders them)
@@ -48,6 +61,17 @@ export function replacesOf(messages: readonly unknown[], canonicalMessages: stri
  * by identity: they are copied in rather than walked again.
  */
 export function canonicalJson(value: unknown, written?: ReadonlyMap<object, string>): string {
+  let text = "";
+  writeCanonicalJson(value, (piece) => (text += piece), written);
+  return text;
+}
+
+/**
+ * Writes `value`'s canonical JSON (see canonicalJson) to `write` in pieces,
+ * in order, so that a digest is taken without the whole text ever being one
+ * string.
+ */
+export function writeCanonicalJson(value: unknown, write: (piece: string) => void, written?: ReadonlyMap<object, string>): void {
   let out = "";
   // The containers being written, innermost last, each with the member it is at.
   const open: OpenContainer[] = [];
@@ -63,6 +87,10 @@ export function canonicalJson(value: unknown, written?: ReadonlyMap<object, stri
   };
   let current = value;
   for (;;) {
+    if (out.length >= PIECE_UNITS) {
+      write(out);
+      out = "";
+    }
     // Write `current`, or open it and go on with its first member.
     const known = current !== null && typeof current === "object" ? written?.get(current) : undefined;
     if (current === null || typeof current !== "object") {
@@ -91,7 +119,10 @@ export function canonicalJson(value: unknown, written?: ReadonlyMap<object, stri
     // Move to the next member, closing every container that has none left.
     for (;;) {
       const innermost = open[open.length - 1];
-      if (innermost === undefined) return out;
+      if (innermost === undefined) {
+        write(out);
+        return;
+      }
       const at = ++innermost.at;
       if (innermost.keys === undefined) {
         const list = innermost.container as readonly unknown[];

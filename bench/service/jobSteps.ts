@@ -86,7 +86,7 @@ export async function measureJobSteps(workloads: readonly Workload[], repetition
       await timed("plan the cut: count the kept tail", "API and core", () => planCut(conversation, settings, estimator));
       await timed("canonical JSON, request digest and swap contract", "API", () => {
         const canonical = new CanonicalMessages();
-        return [canonical.requestDigest(body, [body.messages]), replacesOf(body.messages, canonical.digestOf(body.messages))];
+        return [canonical.requestDigest(body, [body.messages]), replacesOf(body.messages, { digest: canonical.digestOf(body.messages) })];
       });
       const payload = await timed("compress the request body as received", "API", () => encodePayloadBytes(bytes));
       const decoded = (await timed("decompress and parse it", "worker", () => decodePayload(payload))) as { messages: unknown[] };

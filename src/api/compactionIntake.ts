@@ -87,7 +87,7 @@ export function intake(request: BatchItemRequest, context: IntakeContext): Intak
     submissionId: randomUUID(),
     requestDigest: context.requestDigest,
     tokenCounts: estimator.knownCounts(conversation),
-    replaces: replacesOf(request.messages, context.canonical.digestOf(request.messages)),
+    replaces: replacesOf(request.messages, { digest: context.canonical.digestOf(request.messages) }),
     ...defined({
       conversationId: request.conversationId,
       callbackUrl: context.callbackUrl,

@@ -25,8 +25,8 @@ export interface Replaces {
  * messages for its idempotency key in the same pass) hands the digest over
  * rather than have them written twice.
  */
-export function replacesOf(messages: readonly unknown[], digest: string = canonicalDigest(messages)): Replaces {
-  return { count: messages.length, digest };
+export function replacesOf(messages: readonly unknown[], known?: { readonly digest: string }): Replaces {
+  return { count: messages.length, digest: known?.digest ?? canonicalDigest(messages) };
 }
 
 /** SHA-256 (lowercase hex) of the UTF-8 bytes of `value`'s canonical JSON, hashed as it is written. */

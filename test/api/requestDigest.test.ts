@@ -23,7 +23,7 @@ describe("the request digest", () => {
         const single = { messages, contextWindow: 200_000, metadata: extra, "k\u0000ey": "\u0000" };
         const canonical = new CanonicalMessages();
         expect(canonical.requestDigest(single, [single.messages])).toBe(sha(canonicalJson(single)));
-        expect(replacesOf(messages, canonical.digestOf(messages))).toEqual(replacesOf(messages));
+        expect(replacesOf(messages, { digest: canonical.digestOf(messages) })).toEqual(replacesOf(messages));
         expect(canonical.digestOf(messages)).toBe(sha(canonicalJson(messages)));
 
         const batch = { items: itemLists.map((list) => ({ messages: list, contextWindow: 100_000 })), metadata: extra };

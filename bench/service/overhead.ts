@@ -37,7 +37,14 @@ import { serviceEnv, startServiceProcess, type ServiceProcess } from "./serviceP
 import type { Workload } from "./workload.js";
 
 export interface OverheadPlan {
-  /** Untimed jobs first: JIT, connection pools, tokenizer caches. */
+  /**
+   * Untimed jobs first: JIT, connection pools, tokenizer caches. Enough for
+   * the JIT to settle, since deployed processes run for days: with 48, the
+   * worker was still spending about a millisecond a job in V8's optimizing
+   * compiler through the timed loops (perf: 12-13% of its CPU; `--trace-opt`:
+   * 1.6 s of compiling over its first 300 jobs, 0.45 s over jobs 600-900,
+   * 0.16 s over 1,500-1,800), which a long-running process pays once.
+   */
   readonly warmUp: number;
   /**
    * Each measurement is repeated, core and service alternating, so that a
@@ -56,7 +63,7 @@ export interface OverheadPlan {
 }
 
 /** The plan `npm run bench:service` and `npm run bench:overhead` run. */
-export const OVERHEAD_PLAN: OverheadPlan = { warmUp: 48, rounds: 3, peakJobs: 300, inFlight: 32, openLoopSeconds: 10, workerConcurrency: 50 };
+export const OVERHEAD_PLAN: OverheadPlan = { warmUp: 1_500, rounds: 3, peakJobs: 300, inFlight: 32, openLoopSeconds: 10, workerConcurrency: 50 };
 
 /** One closed loop. */
 export interface PeakRun {

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalJson, replacesOf } from "../../src/core/replaces.js";
+import { canonicalDigest, canonicalJson, replacesOf, writeCanonicalJson } from "../../src/core/replaces.js";
 
 describe("replacesOf", () => {
   it("counts every message of the request and hashes their canonical JSON", () => {
@@ -94,5 +94,25 @@ describe("canonicalJson", () => {
     const text = canonicalJson(value);
     expect(text.length).toBe(2 * 200_000 + 100_000 * 4 + '"core"'.length);
     expect(text.startsWith('{"v":[{"v":[')).toBe(true);
+  });
+});
+
+describe("writeCanonicalJson", () => {
+  // A conversation of about 300 KB: 120 messages of 2,000-2,600 characters, some outside Latin-1.
+  const conversation = Array.from({ length: 120 }, (_, i) => ({ role: i % 2 === 0 ? "user" : "assistant", content: `${i} ünïcode → ✓ `.repeat(100 + (i % 30)) }));
+
+  it("hands the text on in pieces that stay under V8's large-object size, whose concatenation is canonicalJson", () => {
+    const pieces: string[] = [];
+    writeCanonicalJson(conversation, (piece) => pieces.push(piece));
+    expect(pieces.join("")).toBe(canonicalJson(conversation));
+    expect(pieces.length).toBeGreaterThan(5);
+    // A piece is flushed once it reaches 32 Ki units, so it ends at most one value past that.
+    const longestValue = Math.max(...conversation.map((m) => JSON.stringify(m.content).length));
+    for (const piece of pieces) expect(piece.length).toBeLessThan(32 * 1024 + longestValue + 64);
+  });
+
+  it("gives canonicalDigest the digest of the whole text", () => {
+    expect(canonicalDigest(conversation)).toBe(createHash("sha256").update(canonicalJson(conversation)).digest("hex"));
+    expect(replacesOf(conversation).digest).toBe(canonicalDigest(conversation));
   });
 });

@@ -31,6 +31,7 @@ export function openapiToMarkdown(document: Schema): string {
       `Version ${String(info.version)}`,
       "Every endpoint not marked *no auth* takes `Authorization: Bearer <key>`",
       String(bearer.description ?? ""),
+      "Request bodies are JSON in UTF-8 (`content-type: application/json`), a leading byte-order mark allowed",
       "Every error answers with an [`Error`](#error) body",
       "The machine-readable contract is [openapi.json](openapi.json), also served at `GET /openapi.json`",
     ]),

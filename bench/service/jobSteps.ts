@@ -10,7 +10,8 @@
  * BullMQ's scripts, logging and the collections of two more processes.
  */
 import { CanonicalMessages } from "../../src/api/requestDigest.js";
-import { parseJsonBytes } from "../../src/api/jsonBodies.js";
+import { takenJson } from "../../src/api/asciiJson.js";
+import { jsonBytes, parseJson } from "../../src/api/jsonBodies.js";
 import { compactionRequestSchema, parseBody } from "../../src/api/requestSchemas.js";
 import { createCompactor } from "../../src/core/compactor.js";
 import { planCut } from "../../src/core/cutPlan.js";
@@ -76,7 +77,8 @@ export async function measureJobSteps(workloads: readonly Workload[], repetition
     for (const { request } of workloads) {
       const text = await timed("serialize the request", "agent", () => JSON.stringify({ ...request, callbackUrl: CALLBACK_URL }));
       const bytes = Buffer.from(text);
-      const parsed = await timed("parse the body's JSON", "API", () => parseJsonBytes(bytes));
+      const json = await timed("take the body in (ASCII JSON, asciiJson.ts)", "API", () => takenJson(bytes));
+      const parsed = await timed("parse the body's JSON", "API", () => parseJson(json));
       const body = await timed("check it against the request schema", "API", () => parseBody(compactionRequestSchema, parsed));
       const conversation = await timed("read the conversation (parseConversation; the worker reads it again)", "API", () =>
         parseConversation({ messages: body.messages }, body.format, { nestingChecked: true }),
@@ -88,7 +90,7 @@ export async function measureJobSteps(workloads: readonly Workload[], repetition
         const canonical = new CanonicalMessages();
         return [canonical.requestDigest(body, [body.messages]), replacesOf(body.messages, { digest: canonical.digestOf(body.messages) })];
       });
-      const payload = await timed("compress the request body as received", "API", () => encodePayloadBytes(bytes));
+      const payload = await timed("compress the request body as taken in", "API", () => encodePayloadBytes(jsonBytes(json)));
       const decoded = (await timed("decompress and parse it", "worker", () => decodePayload(payload))) as { messages: unknown[] };
       const known = estimator.knownCounts(conversation);
       const result = await timed("compact, the model answering at once", "worker and core", () =>

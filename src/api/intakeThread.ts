@@ -8,7 +8,8 @@
  */
 import type { MessagePort } from "node:worker_threads";
 import { ApiError, apiErrorData, apiErrorFrom, type ApiErrorData } from "./apiError.js";
-import { parseJsonBytes } from "./jsonBodies.js";
+import { takenJson } from "./asciiJson.js";
+import { jsonBytes, parseJson } from "./jsonBodies.js";
 import { examineBatch, examineCompaction, type ExaminedBatch, type ExaminedCompaction, type IntakeTask } from "./requestExamination.js";
 
 export interface ThreadTask {
@@ -30,9 +31,10 @@ export default function takeIn({ task, started }: ThreadTask): ThreadAnswer {
   started.postMessage(null);
   started.close();
   try {
-    const body = parseJsonBytes(task.body);
+    const json = takenJson(Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength));
+    const body = parseJson(json);
     if (task.kind === "compaction") {
-      const examined = examineCompaction({ ...task, body, json: task.body });
+      const examined = examineCompaction({ ...task, body, json: jsonBytes(json) });
       const { decision } = examined;
       return { ok: true, kind: "compaction", examined: { ...examined, decision: decision.kind === "refused" ? { kind: "refused", error: apiErrorData(decision.error) } : decision } };
     }

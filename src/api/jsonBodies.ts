@@ -5,12 +5,14 @@
  * COMPACTD_INTAKE_THREAD_MIN_BYTES) reaches the route as its bytes, unparsed,
  * and is parsed on an intake thread with everything else proportional to it
  * (see intakePool.ts): parsing 20 MiB of JSON alone holds a thread for a
- * tenth of a second or more.
+ * tenth of a second or more. Either way the JSON parsed, and stored as a
+ * job's payload, is the body as asciiJson.ts takes it.
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import secureJsonParse from "secure-json-parse";
 import { ErrorCodes } from "../client/errorCodes.js";
 import { ApiError } from "./apiError.js";
+import { takenJson } from "./asciiJson.js";
 
 /** A body left for an intake thread to parse: the bytes fastify read, in a buffer of their own. */
 export class UnparsedJson {
@@ -18,15 +20,22 @@ export class UnparsedJson {
 }
 
 /**
- * The bytes each body parsed on the event loop was parsed from, by the parsed
- * value: a single compaction's body is stored as the job's payload as it
- * came, compressed, instead of being written out again (compactionIntake.ts).
+ * The JSON each body parsed on the event loop was parsed from, by the parsed
+ * value: a single compaction's body is stored as the job's payload as it was
+ * taken in, compressed, instead of being written out again
+ * (compactionIntake.ts).
  */
-const receivedJson = new WeakMap<object, Buffer>();
+const receivedJson = new WeakMap<object, string | Buffer>();
 
 /** The JSON bytes `body` was parsed from on the event loop, when it is a body this parser produced. */
 function receivedJsonOf(body: unknown): Buffer | undefined {
-  return body !== null && typeof body === "object" ? receivedJson.get(body) : undefined;
+  const json = body !== null && typeof body === "object" ? receivedJson.get(body) : undefined;
+  return json === undefined ? undefined : jsonBytes(json);
+}
+
+/** The bytes of JSON as takenJson gives it: ASCII text is one byte a character. */
+export function jsonBytes(json: string | Buffer): Buffer {
+  return typeof json === "string" ? Buffer.from(json, "latin1") : json;
 }
 
 /** A request's body as a route takes it: the parsed value (or the bytes left unparsed) and, when at hand, the JSON bytes it was parsed from. */
@@ -64,21 +73,22 @@ export function registerJsonBodies(app: FastifyInstance, threadMinBytes: number)
       done(null, new UnparsedJson(bytes));
       return;
     }
-    parseOnLoop(request, bytes as unknown as string, (err, parsed) => {
-      if (err === null && parsed !== null && typeof parsed === "object") receivedJson.set(parsed, bytes);
+    const json = takenJson(bytes);
+    parseOnLoop(request, json as string, (err, parsed) => {
+      if (err === null && parsed !== null && typeof parsed === "object") receivedJson.set(parsed, json);
       done(err, parsed);
     });
   });
 }
 
 /**
- * Parses a body's JSON text exactly as the event loop's parser does (a
- * byte-order mark skipped, prototype-poisoning keys left to parseBody, the
- * same 400 for anything else).
+ * Parses a body's JSON, as takenJson gives it, exactly as the event loop's
+ * parser does (prototype-poisoning keys left to parseBody, the same 400 for
+ * anything that is not JSON).
  */
-export function parseJsonBytes(bytes: Uint8Array): unknown {
+export function parseJson(json: string | Buffer): unknown {
   try {
-    return secureJsonParse.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), undefined, {
+    return secureJsonParse.parse(json, undefined, {
       protoAction: "ignore",
       constructorAction: "ignore",
     });

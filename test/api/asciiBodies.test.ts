@@ -1,0 +1,115 @@
+/**
+ * What the API stores of a request body, and what the worker makes of it:
+ * the conversation as sent, whatever characters it holds and whether it
+ * opens with a byte-order mark. The stored JSON is ASCII when the body is
+ * mostly ASCII (src/api/asciiJson.ts), the body as it came otherwise; either
+ * way the worker compacts exactly the messages the agent sent.
+ */
+import { isAscii } from "node:buffer";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inflatePayload } from "../../src/queue/payloadCodec.js";
+import { PayloadStore } from "../../src/queue/payloadStore.js";
+import { serviceKeys } from "../../src/queue/queueNames.js";
+import { markedConversation } from "../helpers/markedConversation.js";
+import { bearer } from "../helpers/serviceConfig.js";
+import { startServiceHarness, type ServiceHarness } from "../helpers/serviceHarness.js";
+import { storedJobData } from "../helpers/storedJob.js";
+
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+/** A compactable conversation whose last message (kept verbatim by the compaction) holds `text`, and every user request too. */
+function requestWith(text: string): { messages: unknown[]; contextWindow: number; settings: { reserveTokens: number } } {
+  const messages = markedConversation(text).map((m) => (m.role === "user" && typeof m.content === "string" ? { ...m, content: `${m.content} ${text}` } : m));
+  return { messages: [...messages, { role: "user", content: `the last word: ${text}` }], contextWindow: 20_000, settings: { reserveTokens: 4_000 } };
+}
+
+async function post(bytes: Buffer): Promise<{ status: number; id: string }> {
+  const response = await h.app.inject({
+    method: "POST",
+    url: "/v1/compactions",
+    headers: { ...bearer("acme"), "content-type": "application/json" },
+    payload: bytes,
+  });
+  return { status: response.statusCode, id: String(response.json().id) };
+}
+
+/** The stored payload's JSON text, as the worker decompresses it. */
+async function storedText(id: string): Promise<Buffer> {
+  const data = await storedJobData(h.config, id);
+  const redis = new Redis(h.config.redisUrl);
+  try {
+    const packed = await new PayloadStore(redis, serviceKeys(h.config.queuePrefix)).read(id, data);
+    if (packed === undefined) throw new Error(`job ${id} has no payload`);
+    return inflatePayload(packed);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+interface Case {
+  readonly request: ReturnType<typeof requestWith>;
+  readonly bytes: Buffer;
+}
+
+const CASES = {
+  accents: body(requestWith("café → naïve 😀 日本")),
+  bom: body(requestWith("plain"), BOM),
+  bomAndAccents: body(requestWith("crème brûlée ✓"), BOM),
+  chinese: body(requestWith("这是一个关于上下文压缩的测试消息，包含中文字符。".repeat(40))),
+} satisfies Record<string, Case>;
+
+function body(request: ReturnType<typeof requestWith>, prefix: Buffer = Buffer.alloc(0)): Case {
+  return { request, bytes: Buffer.concat([prefix, Buffer.from(JSON.stringify(request))]) };
+}
+
+let h: ServiceHarness;
+const stored = new Map<keyof typeof CASES, Buffer>();
+const results = new Map<keyof typeof CASES, { status: unknown; result: { messages: unknown[]; degraded: boolean } }>();
+
+// Every body is queued and its payload read before a worker runs (a worker deletes a payload once its job settles); then one compacts them all.
+beforeAll(async () => {
+  h = await startServiceHarness("ascii-bodies", { workers: 0 });
+  const ids = new Map<keyof typeof CASES, string>();
+  for (const [name, { bytes }] of Object.entries(CASES) as [keyof typeof CASES, Case][]) {
+    const { status, id } = await post(bytes);
+    expect(status).toBe(202);
+    ids.set(name, id);
+    stored.set(name, await storedText(id));
+  }
+  await h.startWorker();
+  for (const [name, id] of ids) results.set(name, (await h.view(id, 30)) as never);
+});
+afterAll(async () => {
+  await h.close();
+});
+
+/** Checks the compaction of `name` completed and kept the request's last message unchanged. */
+function compactedAsSent(name: keyof typeof CASES): void {
+  const view = results.get(name)!;
+  expect(view.status).toBe("completed");
+  expect(view.result.degraded).toBe(false);
+  expect(view.result.messages.at(-1)).toEqual(CASES[name].request.messages.at(-1));
+}
+
+describe("a request body", () => {
+  it("mostly ASCII, with accents, symbols and astral characters, is stored as ASCII JSON and compacted as sent", () => {
+    expect(isAscii(stored.get("accents")!)).toBe(true);
+    expect(JSON.parse(stored.get("accents")!.toString("latin1"))).toEqual(CASES.accents.request);
+    compactedAsSent("accents");
+  });
+
+  it("opening with a UTF-8 byte-order mark is compacted, not failed as undecodable", () => {
+    expect(stored.get("bom")!.subarray(0, 3).equals(BOM)).toBe(false);
+    compactedAsSent("bom");
+  });
+
+  it("opening with a byte-order mark and holding characters outside ASCII is compacted as sent", () => {
+    compactedAsSent("bomAndAccents");
+  });
+
+  it("mostly outside ASCII is stored as it came and compacted as sent", () => {
+    expect(stored.get("chinese")!.equals(CASES.chinese.bytes)).toBe(true);
+    compactedAsSent("chinese");
+  });
+});

@@ -20,7 +20,7 @@ import { replacesOf } from "../../src/core/replaces.js";
 import { normalizeSettings } from "../../src/core/settings.js";
 import type { Summarizer } from "../../src/core/summarizer.js";
 import { TokenEstimator } from "../../src/core/tokenEstimator.js";
-import { decodePayload, encodeJson, encodePayloadBytes } from "../../src/queue/payloadCodec.js";
+import { decodePayload, encodeJson, encodePayload } from "../../src/queue/payloadCodec.js";
 import { signWebhook } from "../../src/webhooks/signing.js";
 import { TEST_WEBHOOK_SECRET } from "../../test/helpers/serviceConfig.js";
 import type { Workload } from "./workload.js";
@@ -90,7 +90,7 @@ export async function measureJobSteps(workloads: readonly Workload[], repetition
         const canonical = new CanonicalMessages();
         return [canonical.requestDigest(body, [body.messages]), replacesOf(body.messages, { digest: canonical.digestOf(body.messages) })];
       });
-      const payload = await timed("compress the request body as taken in", "API", () => encodePayloadBytes(jsonBytes(json)));
+      const payload = await timed("compress the request body as taken in", "API", () => encodePayload(jsonBytes(json)));
       const decoded = (await timed("decompress and parse it", "worker", () => decodePayload(payload))) as { messages: unknown[] };
       const known = estimator.knownCounts(conversation);
       const result = await timed("compact, the model answering at once", "worker and core", () =>

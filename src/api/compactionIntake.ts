@@ -20,8 +20,10 @@ import { minimumContextWindow, normalizeSettings } from "../core/settings.js";
 import { TokenEstimator } from "../core/tokenEstimator.js";
 import { ErrorCodes } from "../client/errorCodes.js";
 import type { CompactionJobData, CompactionSubmission, ConversationPayload } from "../queue/compactionJob.js";
-import { encodePayload, encodePayloadBytes } from "../queue/payloadCodec.js";
+import { encodePayload } from "../queue/payloadCodec.js";
 import { invalidField, type ApiError } from "./apiError.js";
+import { takenJson } from "./asciiJson.js";
+import { jsonBytes } from "./jsonBodies.js";
 import type { CanonicalMessages } from "./requestDigest.js";
 import type { BatchItemRequest } from "./requestSchemas.js";
 
@@ -36,9 +38,10 @@ export interface IntakeContext {
   readonly callbackUrl?: string;
   readonly batchId?: string;
   /**
-   * The whole request's JSON bytes as received, when the request is this one
-   * compaction: its fields are the payload's (see ConversationPayload), so
-   * they are stored as they came rather than written out again.
+   * The whole request's JSON bytes as taken in (asciiJson.ts), when the
+   * request is this one compaction: its fields are the payload's (see
+   * ConversationPayload), so they are stored as they are rather than
+   * written out again.
    */
   readonly requestJson?: Uint8Array;
 }
@@ -98,11 +101,16 @@ export function intake(request: BatchItemRequest, context: IntakeContext): Intak
       batchId: context.batchId,
     }),
   };
-  return { kind: "job", data, payload: context.requestJson !== undefined ? encodePayloadBytes(context.requestJson) : encodePayload(payloadOf(request)) };
+  return { kind: "job", data, payload: encodePayload(context.requestJson ?? payloadJson(request)) };
 }
 
-function payloadOf(request: BatchItemRequest): ConversationPayload {
-  return { messages: request.messages, format: request.format, ...(request.system !== undefined && { system: request.system }) };
+/**
+ * A batch item's payload, written out as JSON and taken in as a body is
+ * (asciiJson.ts), so the worker parses it as fast as a single request's.
+ */
+function payloadJson(request: BatchItemRequest): Buffer {
+  const payload: ConversationPayload = { messages: request.messages, format: request.format, ...(request.system !== undefined && { system: request.system }) };
+  return jsonBytes(takenJson(Buffer.from(JSON.stringify(payload), "utf8")));
 }
 
 /** Drops undefined members, which BullMQ's JSON would drop anyway, so the job data type stays honest. */

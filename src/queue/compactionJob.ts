@@ -65,7 +65,7 @@ export interface CompactionJobData {
   readonly replaces: Replaces;
 }
 
-/** A job to queue: its data, and its conversation compressed (encodePayload), stored beside it. */
+/** A job to queue: its data, and its conversation's JSON compressed (encodePayload), stored beside it. */
 export interface CompactionSubmission {
   readonly data: CompactionJobData;
   readonly payload: Uint8Array;

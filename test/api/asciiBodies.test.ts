@@ -63,20 +63,35 @@ function body(request: ReturnType<typeof requestWith>, prefix: Buffer = Buffer.a
   return { request, bytes: Buffer.concat([prefix, Buffer.from(JSON.stringify(request))]) };
 }
 
+/** A batch's item: its payload is written out by the API (the item's messages, format and system), and taken in like a body. */
+const BATCH_ITEM = requestWith("Zürich ≠ 東京 🚀");
+
+type Name = keyof typeof CASES | "batchItem";
+
 let h: ServiceHarness;
-const stored = new Map<keyof typeof CASES, Buffer>();
-const results = new Map<keyof typeof CASES, { status: unknown; result: { messages: unknown[]; degraded: boolean } }>();
+const stored = new Map<Name, Buffer>();
+const results = new Map<Name, { status: unknown; result: { messages: unknown[]; degraded: boolean } }>();
 
 // Every body is queued and its payload read before a worker runs (a worker deletes a payload once its job settles); then one compacts them all.
 beforeAll(async () => {
   h = await startServiceHarness("ascii-bodies", { workers: 0 });
-  const ids = new Map<keyof typeof CASES, string>();
+  const ids = new Map<Name, string>();
   for (const [name, { bytes }] of Object.entries(CASES) as [keyof typeof CASES, Case][]) {
     const { status, id } = await post(bytes);
     expect(status).toBe(202);
     ids.set(name, id);
     stored.set(name, await storedText(id));
   }
+  const batch = await h.app.inject({
+    method: "POST",
+    url: "/v1/compactions/batch",
+    headers: { ...bearer("acme"), "content-type": "application/json" },
+    payload: Buffer.from(JSON.stringify({ items: [BATCH_ITEM] })),
+  });
+  expect(batch.statusCode).toBe(202);
+  const itemId = String((batch.json() as { items: { id: string }[] }).items[0]!.id);
+  ids.set("batchItem", itemId);
+  stored.set("batchItem", await storedText(itemId));
   await h.startWorker();
   for (const [name, id] of ids) results.set(name, (await h.view(id, 30)) as never);
 });
@@ -85,11 +100,12 @@ afterAll(async () => {
 });
 
 /** Checks the compaction of `name` completed and kept the request's last message unchanged. */
-function compactedAsSent(name: keyof typeof CASES): void {
+function compactedAsSent(name: Name): void {
   const view = results.get(name)!;
   expect(view.status).toBe("completed");
   expect(view.result.degraded).toBe(false);
-  expect(view.result.messages.at(-1)).toEqual(CASES[name].request.messages.at(-1));
+  const request = name === "batchItem" ? BATCH_ITEM : CASES[name].request;
+  expect(view.result.messages.at(-1)).toEqual(request.messages.at(-1));
 }
 
 describe("a request body", () => {
@@ -111,5 +127,11 @@ describe("a request body", () => {
   it("mostly outside ASCII is stored as it came and compacted as sent", () => {
     expect(stored.get("chinese")!.equals(CASES.chinese.bytes)).toBe(true);
     compactedAsSent("chinese");
+  });
+
+  it("of a batch item, written out by the API, is stored as ASCII JSON too and compacted as sent", () => {
+    expect(isAscii(stored.get("batchItem")!)).toBe(true);
+    expect(JSON.parse(stored.get("batchItem")!.toString("latin1"))).toEqual({ messages: BATCH_ITEM.messages, format: "auto" });
+    compactedAsSent("batchItem");
   });
 });

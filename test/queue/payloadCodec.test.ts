@@ -6,7 +6,7 @@ import { compress as zstdCompress } from "zstd-napi";
 import { replacesOf } from "../../src/core/replaces.js";
 import { newJobId } from "../../src/queue/compactionJob.js";
 import type { CompactionQueue } from "../../src/queue/compactionQueue.js";
-import { decodePayload, encodeJson, encodeJsonText, encodePayload, encodePayloadBytes, inflatePayload } from "../../src/queue/payloadCodec.js";
+import { decodePayload, encodeJson, encodeJsonText, encodePayload, inflatePayload } from "../../src/queue/payloadCodec.js";
 import { PayloadStore, submitWithPayload } from "../../src/queue/payloadStore.js";
 import { COMPACTION_QUEUE, serviceKeys } from "../../src/queue/queueNames.js";
 import { claudeCodeSessionFiles, loadClaudeCodeSession } from "../helpers/corpus.js";
@@ -50,11 +50,14 @@ function shortRealConversation(): { messages: unknown[] } {
   throw new Error("no corpus session has 6 KB of short messages in a row");
 }
 
+/** A value's JSON as the bytes the codec takes. */
+const jsonOf = (value: unknown): Buffer => Buffer.from(JSON.stringify(value), "utf8");
+
 describe("payload codec", () => {
   it("gives back exactly the JSON value it was given", async () => {
     await fc.assert(
       fc.asyncProperty(fc.jsonValue(), async (value) => {
-        expect(decodePayload(encodePayload(value))).toEqual(JSON.parse(JSON.stringify(value)));
+        expect(decodePayload(encodePayload(jsonOf(value)))).toEqual(JSON.parse(JSON.stringify(value)));
       }),
       { numRuns: 50 },
     );
@@ -65,11 +68,11 @@ describe("payload codec", () => {
     // Agent transcript text: level 3 already leaves less than a quarter.
     const transcript = Buffer.from(JSON.stringify(realConversationOf(100_000)));
     expect(atLevel(transcript, 3).length).toBeLessThan(transcript.length / 4);
-    expect(encodePayloadBytes(transcript).equals(atLevel(transcript, 3))).toBe(true);
+    expect(encodePayload(transcript).equals(atLevel(transcript, 3))).toBe(true);
     // Signatures and other random text do not compress that far: level 9 gets what it can.
     const signatures = Buffer.from(JSON.stringify({ messages: [{ role: "assistant", content: [{ type: "thinking", thinking: "x", signature: randomBytes(60_000).toString("base64") }] }] }));
     expect(atLevel(signatures, 3).length).toBeGreaterThan(signatures.length / 4);
-    expect(encodePayloadBytes(signatures).equals(atLevel(signatures, 9))).toBe(true);
+    expect(encodePayload(signatures).equals(atLevel(signatures, 9))).toBe(true);
   });
 
   it("compresses a conversation under 16 KiB once, at level 3, however much of it that leaves", () => {
@@ -79,11 +82,11 @@ describe("payload codec", () => {
     expect(short.length).toBeLessThan(16 * 1024);
     expect(atLevel(short, 3).length).toBeGreaterThan(short.length / 4);
     expect(atLevel(short, 9).length).toBeGreaterThan(short.length / 4);
-    expect(encodePayloadBytes(short).equals(atLevel(short, 3))).toBe(true);
+    expect(encodePayload(short).equals(atLevel(short, 3))).toBe(true);
     // At 16 KiB the fallback runs again.
     const signatures = Buffer.from(JSON.stringify({ messages: [{ role: "assistant", content: [{ type: "thinking", thinking: "x", signature: randomBytes(12 * 1024).toString("base64") }] }] }));
     expect(signatures.length).toBeGreaterThanOrEqual(16 * 1024);
-    expect(encodePayloadBytes(signatures).equals(atLevel(signatures, 9))).toBe(true);
+    expect(encodePayload(signatures).equals(atLevel(signatures, 9))).toBe(true);
   });
 
   it("compresses a result at zstd level 6", () => {
@@ -114,7 +117,7 @@ describe("payload codec", () => {
 
   it("rejects a payload it did not produce, or one damaged in store", async () => {
     expect(() => decodePayload("bm90IGJyb3RsaQ==")).toThrow();
-    const packed = encodePayload(realConversationOf(20_000));
+    const packed = encodePayload(jsonOf(realConversationOf(20_000)));
     expect(() => decodePayload(packed.subarray(0, packed.length - 10))).toThrow();
     const flipped = Buffer.from(packed);
     flipped[Math.floor(flipped.length / 2)]! ^= 0x10;
@@ -150,7 +153,7 @@ describe("payload codec", () => {
         submissionId,
         requestDigest: "d",
       };
-      await submitWithPayload(queue, payloads, id, { data, payload: encodePayload(conversation) }, false);
+      await submitWithPayload(queue, payloads, id, { data, payload: encodePayload(jsonOf(conversation)) }, false);
       const usage = async (key: string) => Number(await redis.memory("USAGE", key, "SAMPLES", "0"));
       const hash = await usage(`${prefix}:${COMPACTION_QUEUE}:${id}`);
       const payload = await usage(serviceKeys(prefix).payload(id, submissionId));

@@ -31,7 +31,7 @@ afterEach(() => testQueue.close());
 async function submission(messages: unknown[], overrides: Partial<CompactionJobData> = {}): Promise<CompactionSubmission> {
   return {
     data: testJobData({ requestDigest: "digest-a", ...overrides }),
-    payload: encodePayload({ messages }),
+    payload: encodePayload(Buffer.from(JSON.stringify({ messages }), "utf8")),
   };
 }
 

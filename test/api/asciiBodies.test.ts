@@ -24,7 +24,7 @@ function requestWith(text: string): { messages: unknown[]; contextWindow: number
   return { messages: [...messages, { role: "user", content: `the last word: ${text}` }], contextWindow: 20_000, settings: { reserveTokens: 4_000 } };
 }
 
-async function post(bytes: Buffer): Promise<{ status: number; id: string }> {
+async function post(h: ServiceHarness, bytes: Buffer): Promise<{ status: number; id: string }> {
   const response = await h.app.inject({
     method: "POST",
     url: "/v1/compactions",
@@ -35,7 +35,7 @@ async function post(bytes: Buffer): Promise<{ status: number; id: string }> {
 }
 
 /** The stored payload's JSON text, as the worker decompresses it. */
-async function storedText(id: string): Promise<Buffer> {
+async function storedText(h: ServiceHarness, id: string): Promise<Buffer> {
   const data = await storedJobData(h.config, id);
   const redis = new Redis(h.config.redisUrl);
   try {
@@ -68,19 +68,23 @@ const BATCH_ITEM = requestWith("Zürich ≠ 東京 🚀");
 
 type Name = keyof typeof CASES | "batchItem";
 
-let h: ServiceHarness;
-const stored = new Map<Name, Buffer>();
-const results = new Map<Name, { status: unknown; result: { messages: unknown[]; degraded: boolean } }>();
+interface Taken {
+  readonly stored: Map<Name, Buffer>;
+  readonly results: Map<Name, { status: unknown; result: { messages: unknown[]; degraded: boolean } }>;
+}
 
-// Every body is queued and its payload read before a worker runs (a worker deletes a payload once its job settles); then one compacts them all.
-beforeAll(async () => {
-  h = await startServiceHarness("ascii-bodies", { workers: 0 });
+/**
+ * Queues every case and reads its payload before a worker runs (a worker
+ * deletes a payload once its job settles); then one worker compacts them all.
+ */
+async function takeIn(h: ServiceHarness): Promise<Taken> {
+  const taken: Taken = { stored: new Map(), results: new Map() };
   const ids = new Map<Name, string>();
   for (const [name, { bytes }] of Object.entries(CASES) as [keyof typeof CASES, Case][]) {
-    const { status, id } = await post(bytes);
+    const { status, id } = await post(h, bytes);
     expect(status).toBe(202);
     ids.set(name, id);
-    stored.set(name, await storedText(id));
+    taken.stored.set(name, await storedText(h, id));
   }
   const batch = await h.app.inject({
     method: "POST",
@@ -91,16 +95,14 @@ beforeAll(async () => {
   expect(batch.statusCode).toBe(202);
   const itemId = String((batch.json() as { items: { id: string }[] }).items[0]!.id);
   ids.set("batchItem", itemId);
-  stored.set("batchItem", await storedText(itemId));
+  taken.stored.set("batchItem", await storedText(h, itemId));
   await h.startWorker();
-  for (const [name, id] of ids) results.set(name, (await h.view(id, 30)) as never);
-});
-afterAll(async () => {
-  await h.close();
-});
+  for (const [name, id] of ids) taken.results.set(name, (await h.view(id, 30)) as never);
+  return taken;
+}
 
 /** Checks the compaction of `name` completed and kept the request's last message unchanged. */
-function compactedAsSent(name: Name): void {
+function compactedAsSent({ results }: Taken, name: Name): void {
   const view = results.get(name)!;
   expect(view.status).toBe("completed");
   expect(view.result.degraded).toBe(false);
@@ -108,30 +110,44 @@ function compactedAsSent(name: Name): void {
   expect(view.result.messages.at(-1)).toEqual(request.messages.at(-1));
 }
 
-describe("a request body", () => {
+// Bodies under COMPACTD_INTAKE_THREAD_MIN_BYTES are taken in on the event loop, larger ones on an intake thread: both ways.
+describe.each([
+  ["on the event loop", {}],
+  ["on an intake thread", { COMPACTD_INTAKE_THREAD_MIN_BYTES: "1" }],
+])("a request body taken in %s", (where, env) => {
+  let h: ServiceHarness;
+  let taken: Taken;
+  beforeAll(async () => {
+    h = await startServiceHarness(`ascii-bodies-${where.replaceAll(" ", "-")}`, { workers: 0, env });
+    taken = await takeIn(h);
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
   it("mostly ASCII, with accents, symbols and astral characters, is stored as ASCII JSON and compacted as sent", () => {
-    expect(isAscii(stored.get("accents")!)).toBe(true);
-    expect(JSON.parse(stored.get("accents")!.toString("latin1"))).toEqual(CASES.accents.request);
-    compactedAsSent("accents");
+    expect(isAscii(taken.stored.get("accents")!)).toBe(true);
+    expect(JSON.parse(taken.stored.get("accents")!.toString("latin1"))).toEqual(CASES.accents.request);
+    compactedAsSent(taken, "accents");
   });
 
   it("opening with a UTF-8 byte-order mark is compacted, not failed as undecodable", () => {
-    expect(stored.get("bom")!.subarray(0, 3).equals(BOM)).toBe(false);
-    compactedAsSent("bom");
+    expect(taken.stored.get("bom")!.subarray(0, 3).equals(BOM)).toBe(false);
+    compactedAsSent(taken, "bom");
   });
 
   it("opening with a byte-order mark and holding characters outside ASCII is compacted as sent", () => {
-    compactedAsSent("bomAndAccents");
+    compactedAsSent(taken, "bomAndAccents");
   });
 
   it("mostly outside ASCII is stored as it came and compacted as sent", () => {
-    expect(stored.get("chinese")!.equals(CASES.chinese.bytes)).toBe(true);
-    compactedAsSent("chinese");
+    expect(taken.stored.get("chinese")!.equals(CASES.chinese.bytes)).toBe(true);
+    compactedAsSent(taken, "chinese");
   });
 
   it("of a batch item, written out by the API, is stored as ASCII JSON too and compacted as sent", () => {
-    expect(isAscii(stored.get("batchItem")!)).toBe(true);
-    expect(JSON.parse(stored.get("batchItem")!.toString("latin1"))).toEqual({ messages: BATCH_ITEM.messages, format: "auto" });
-    compactedAsSent("batchItem");
+    expect(isAscii(taken.stored.get("batchItem")!)).toBe(true);
+    expect(JSON.parse(taken.stored.get("batchItem")!.toString("latin1"))).toEqual({ messages: BATCH_ITEM.messages, format: "auto" });
+    compactedAsSent(taken, "batchItem");
   });
 });

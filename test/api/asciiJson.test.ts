@@ -42,6 +42,13 @@ describe("takenJson", () => {
     expect(Buffer.isBuffer(marked) && marked.equals(chinese)).toBe(true);
   });
 
+  it("keeps a body over 4 MiB with characters outside ASCII as it came, and takes one that is all ASCII as text", () => {
+    const large = Buffer.from(JSON.stringify({ messages: [{ role: "user", content: `${"é".repeat(1_000)}${"a".repeat(4 * 1024 * 1024)}` }] }));
+    expect(takenJson(large)).toBe(large);
+    const ascii = Buffer.from(JSON.stringify({ messages: [{ role: "user", content: "a".repeat(4 * 1024 * 1024) }] }));
+    expect(takenJson(ascii)).toBe(ascii.toString("latin1"));
+  });
+
   it("keeps bytes that are not UTF-8 as they came, for the parser's own replacement characters", () => {
     const broken = Buffer.concat([Buffer.from('{"t":"'), Buffer.from([0xff, 0xfe]), Buffer.from(`${"a".repeat(100)}"}`)]);
     expect(takenJson(broken)).toBe(broken);

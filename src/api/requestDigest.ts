@@ -11,8 +11,8 @@
  * a 100 KB conversation's canonical JSON is a large object to V8, which it
  * maps from the kernel and faults in afresh for every request.
  */
-import { createHash, type Hash } from "node:crypto";
-import { canonicalDigest, canonicalJson, writeCanonicalJson } from "../core/replaces.js";
+import { createHash } from "node:crypto";
+import { canonicalDigest, canonicalJson } from "../core/replaces.js";
 
 /** Stands where a message list goes in the request's canonical JSON: JSON escapes NUL, so canonical JSON never holds one. */
 const MARK = "\u0000";
@@ -42,20 +42,13 @@ export class CanonicalMessages {
     const parts = canonicalJson(request, marks).split(MARKS);
     const hash = createHash("sha256");
     parts.forEach((part, i) => {
-      if (i % 2 === 0) hash.update(part, "utf8");
-      else this.writeInto(messages[Number(part)]!, hash);
+      if (i % 2 === 0) {
+        hash.update(part, "utf8");
+      } else {
+        const list = messages[Number(part)]!;
+        this.digests.set(list, canonicalDigest(list, hash));
+      }
     });
     return hash.digest("hex");
-  }
-
-  /** Writes `messages`' canonical JSON into `hash`, digesting it on the way. */
-  private writeInto(messages: readonly unknown[], hash: Hash): void {
-    const own = createHash("sha256");
-    writeCanonicalJson(messages, (piece) => {
-      const bytes = Buffer.from(piece, "utf8");
-      hash.update(bytes);
-      own.update(bytes);
-    });
-    this.digests.set(messages, own.digest("hex"));
   }
 }

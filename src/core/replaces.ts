@@ -10,7 +10,7 @@
  * meantime the digest no longer matches and the stale result is rejected instead
  * of silently rewriting history.
  */
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 
 export interface Replaces {
   /** How many leading messages of the request the result's `messages` replace. */
@@ -29,10 +29,18 @@ export function replacesOf(messages: readonly unknown[], known?: { readonly dige
   return { count: messages.length, digest: known?.digest ?? canonicalDigest(messages) };
 }
 
-/** SHA-256 (lowercase hex) of the UTF-8 bytes of `value`'s canonical JSON, hashed as it is written. */
-export function canonicalDigest(value: unknown): string {
+/**
+ * SHA-256 (lowercase hex) of the UTF-8 bytes of `value`'s canonical JSON,
+ * hashed as it is written. The same bytes also go into `alsoInto` when it is
+ * given: the API's request digest takes a message list's text as it goes by.
+ */
+export function canonicalDigest(value: unknown, alsoInto?: Hash): string {
   const hash = createHash("sha256");
-  writeCanonicalJson(value, (piece) => hash.update(piece, "utf8"));
+  writeCanonicalJson(value, (piece) => {
+    const bytes = Buffer.from(piece, "utf8");
+    hash.update(bytes);
+    alsoInto?.update(bytes);
+  });
   return hash.digest("hex");
 }
 

@@ -10,8 +10,8 @@
  * BullMQ's scripts, logging and the collections of two more processes.
  */
 import { CanonicalMessages } from "../../src/api/requestDigest.js";
-import { takenJson } from "../../src/api/asciiJson.js";
-import { jsonBytes, parseJson } from "../../src/api/jsonBodies.js";
+import { jsonBytes, takenJson } from "../../src/api/asciiJson.js";
+import { parseJson } from "../../src/api/jsonBodies.js";
 import { compactionRequestSchema, parseBody } from "../../src/api/requestSchemas.js";
 import { createCompactor } from "../../src/core/compactor.js";
 import { planCut } from "../../src/core/cutPlan.js";

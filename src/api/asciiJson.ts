@@ -78,6 +78,11 @@ export function takenJson(bytes: Buffer): string | Buffer {
   }
 }
 
+/** The bytes of JSON as takenJson gives it: ASCII text is one byte a character. */
+export function jsonBytes(json: string | Buffer): Buffer {
+  return typeof json === "string" ? Buffer.from(json, "latin1") : json;
+}
+
 function hasByteOrderMark(bytes: Buffer): boolean {
   return bytes.length >= BYTE_ORDER_MARK.length && BYTE_ORDER_MARK.every((byte, i) => bytes[i] === byte);
 }

@@ -22,8 +22,7 @@ import { ErrorCodes } from "../client/errorCodes.js";
 import type { CompactionJobData, CompactionSubmission, ConversationPayload } from "../queue/compactionJob.js";
 import { encodePayload } from "../queue/payloadCodec.js";
 import { invalidField, type ApiError } from "./apiError.js";
-import { takenJson } from "./asciiJson.js";
-import { jsonBytes } from "./jsonBodies.js";
+import { jsonBytes, takenJson } from "./asciiJson.js";
 import type { CanonicalMessages } from "./requestDigest.js";
 import type { BatchItemRequest } from "./requestSchemas.js";
 

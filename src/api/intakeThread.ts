@@ -8,8 +8,8 @@
  */
 import type { MessagePort } from "node:worker_threads";
 import { ApiError, apiErrorData, apiErrorFrom, type ApiErrorData } from "./apiError.js";
-import { takenJson } from "./asciiJson.js";
-import { jsonBytes, parseJson } from "./jsonBodies.js";
+import { jsonBytes, takenJson } from "./asciiJson.js";
+import { parseJson } from "./jsonBodies.js";
 import { examineBatch, examineCompaction, type ExaminedBatch, type ExaminedCompaction, type IntakeTask } from "./requestExamination.js";
 
 export interface ThreadTask {

@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import secureJsonParse from "secure-json-parse";
 import { ErrorCodes } from "../client/errorCodes.js";
 import { ApiError } from "./apiError.js";
-import { takenJson } from "./asciiJson.js";
+import { jsonBytes, takenJson } from "./asciiJson.js";
 
 /** A body left for an intake thread to parse: the bytes fastify read, in a buffer of their own. */
 export class UnparsedJson {
@@ -31,11 +31,6 @@ const receivedJson = new WeakMap<object, string | Buffer>();
 function receivedJsonOf(body: unknown): Buffer | undefined {
   const json = body !== null && typeof body === "object" ? receivedJson.get(body) : undefined;
   return json === undefined ? undefined : jsonBytes(json);
-}
-
-/** The bytes of JSON as takenJson gives it: ASCII text is one byte a character. */
-export function jsonBytes(json: string | Buffer): Buffer {
-  return typeof json === "string" ? Buffer.from(json, "latin1") : json;
 }
 
 /** A request's body as a route takes it: the parsed value (or the bytes left unparsed) and, when at hand, the JSON bytes it was parsed from. */

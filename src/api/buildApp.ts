@@ -12,7 +12,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } f
 import type { Config } from "../config.js";
 import { exposition } from "../metrics/exposition.js";
 import { createMetrics, type Metrics } from "../metrics/metrics.js";
-import type { LoggerOptions } from "pino";
+import type { DestinationStream, LoggerOptions } from "pino";
 import { redisFaultOf } from "../queue/redisFaults.js";
 import { probeShards } from "../queue/redisReadiness.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
@@ -33,8 +33,8 @@ export interface ApiDeps {
   readonly metrics?: Metrics;
   /** Tests make callback hosts resolve where they like. */
   readonly resolveHost?: ResolveHost;
-  /** Log requests and errors (fastify's pino logger, as JSON lines); off by default. */
-  readonly logger?: boolean | LoggerOptions;
+  /** Log requests and errors (fastify's pino logger, as JSON lines, to `stream` or stdout); off by default. */
+  readonly logger?: boolean | (LoggerOptions & { readonly stream?: DestinationStream });
 }
 
 /** Fastify's own errors for input it refuses, and what the API calls them. */

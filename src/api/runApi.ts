@@ -8,6 +8,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { Config } from "../config.js";
+import { prepareTokenCounter } from "../core/tokenCounter.js";
 import type { RunningProcess } from "../queue/runningProcess.js";
 import { loggerOptions } from "../telemetry/logger.js";
 import { buildApp, type ApiDeps } from "./buildApp.js";
@@ -20,6 +21,8 @@ export interface RunningApi extends RunningProcess {
 
 export async function runApi(config: Config, deps: ApiDeps = {}, host = "0.0.0.0"): Promise<RunningApi> {
   const app = await buildApp(config, { logger: loggerOptions("api", config.logLevel), ...deps });
+  // Before listening, so that no request waits for the vocabulary (intake threads load their own: OPERATIONS.md, "Intake threads").
+  app.log.info({ ms: prepareTokenCounter() }, "token counter ready");
   await app.listen({ port: config.port, host });
   const address = app.server.address();
   const port = typeof address === "object" && address !== null ? address.port : config.port;

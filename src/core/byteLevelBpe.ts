@@ -273,8 +273,9 @@ export type TokenCounter = (text: string, ceiling?: number) => number;
  * A counter for the vocabulary `loadRanks` gives, pre-tokenizing with
  * `splitPattern` (a global regex, as the vocabulary's own tokenizer uses).
  * The vocabulary is loaded and its table built on the first count, not on
- * import: a process that never counts (the API on a small request it need
- * not price) never pays for it. Once the table is built the vocabulary is let
+ * import: a process that never counts (the CLI on a conversation small enough
+ * not to price) never pays for it, and a service process chooses to pay while
+ * it starts (`prepareTokenCounter`). Once the table is built the vocabulary is let
  * go of, so a process keeps only the table's typed arrays, which the
  * collector does not walk (see tokenCounter.ts).
  */

@@ -13,6 +13,7 @@
 import { Worker } from "bullmq";
 import { ErrorCodes } from "../client/errorCodes.js";
 import type { Config } from "../config.js";
+import { prepareTokenCounter } from "../core/tokenCounter.js";
 import { createMetrics, type Metrics } from "../metrics/metrics.js";
 import { createLogger, type Logger } from "../telemetry/logger.js";
 import { queueTelemetry } from "../telemetry/tracing.js";
@@ -66,6 +67,8 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
   const metrics = options.metrics ?? createMetrics();
   const logger = options.logger ?? createLogger("worker", config.logLevel);
   const onError = options.onError ?? ((error: Error) => logger.error({ errorName: error.name, error: error.message }, "worker error"));
+  // Before any job is taken, so that the first one does not wait for the vocabulary.
+  logger.info({ ms: prepareTokenCounter() }, "token counter ready");
 
   const redis = createRedisConnection(redisEndpointOf(config), "worker", config.queuePrefix);
   const workerConnection = createRedisConnection(redisEndpointOf(config), "worker", config.queuePrefix);

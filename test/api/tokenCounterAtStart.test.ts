@@ -6,21 +6,15 @@
  * listens. In a file of its own, so that nothing in this process has counted
  * before the API starts.
  */
-import { Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { runApi } from "../../src/api/runApi.js";
 import { loggerOptions } from "../../src/telemetry/logger.js";
+import { logLines } from "../helpers/logLines.js";
 import { deleteKeysUnder } from "../helpers/redisTestPrefix.js";
 import { serviceConfig } from "../helpers/serviceConfig.js";
 
 const config = serviceConfig("token-counter-at-start");
-const lines: Record<string, unknown>[] = [];
-const stream = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    for (const line of chunk.toString().split("\n")) if (line !== "") lines.push(JSON.parse(line) as Record<string, unknown>);
-    done();
-  },
-});
+const { stream, lines } = logLines();
 
 afterAll(async () => {
   await deleteKeysUnder(config.queuePrefix);

@@ -4,21 +4,15 @@
  * of its own, so that nothing in this process has counted before the worker
  * starts.
  */
-import { Writable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/telemetry/logger.js";
 import { runWorker } from "../../src/worker/runWorker.js";
+import { logLines } from "../helpers/logLines.js";
 import { deleteKeysUnder } from "../helpers/redisTestPrefix.js";
 import { serviceConfig } from "../helpers/serviceConfig.js";
 
 const config = serviceConfig("worker-token-counter-at-start");
-const lines: Record<string, unknown>[] = [];
-const sink = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    for (const line of chunk.toString().split("\n")) if (line !== "") lines.push(JSON.parse(line) as Record<string, unknown>);
-    done();
-  },
-});
+const { stream, lines } = logLines();
 
 afterAll(async () => {
   await deleteKeysUnder(config.queuePrefix);
@@ -26,7 +20,7 @@ afterAll(async () => {
 
 describe("a starting worker", () => {
   it("has its token counter ready, and logs how long that took, once it has started", async () => {
-    const worker = await runWorker(config, { logger: createLogger("worker", "info", sink), serveMetrics: false, onError: () => {} });
+    const worker = await runWorker(config, { logger: createLogger("worker", "info", stream), serveMetrics: false, onError: () => {} });
     await worker.close();
     const ready = lines.find((line) => line.msg === "token counter ready");
     expect(ready).toMatchObject({ level: "info", component: "worker" });

@@ -4,24 +4,18 @@
  * outcome and degraded reason, every refused callback; all with the job's
  * ids, and never a word of the conversation.
  */
-import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/telemetry/logger.js";
 import type { RunningWorker } from "../../src/worker/runWorker.js";
 import { runWorker } from "../../src/worker/runWorker.js";
+import { logLines } from "../helpers/logLines.js";
 import { markedConversation, markedRequest } from "../helpers/markedConversation.js";
 import { startServiceHarness, type ServiceHarness } from "../helpers/serviceHarness.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 
 const MARKER = "fault:overloaded";
-const lines: string[] = [];
-const sink = new Writable({
-  write(chunk: Buffer, _encoding, done) {
-    lines.push(...chunk.toString().split("\n").filter((line) => line !== ""));
-    done();
-  },
-});
-const records = (): Record<string, unknown>[] => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+const log = logLines();
+const records = (): Record<string, unknown>[] => log.lines;
 
 let h: ServiceHarness;
 let worker: RunningWorker;
@@ -33,7 +27,7 @@ beforeAll(async () => {
     script: (request) => (request.userText.includes(`${MARKER} `) ? { kind: "error", status: 529 } : { kind: "reply" }),
     respond: () => (refused ? { status: 204 } : ((refused = true), { status: 503 })),
   });
-  worker = await runWorker(h.config, { logger: createLogger("worker", "info", sink), onError: () => {} });
+  worker = await runWorker(h.config, { logger: createLogger("worker", "info", log.stream), onError: () => {} });
 });
 afterAll(async () => {
   await worker?.close();
@@ -62,6 +56,7 @@ describe("the worker's logs", () => {
     // Not a word of the conversation: no message text (each user message carries the marker) anywhere.
     const texts = markedConversation(MARKER).flatMap((message) => (typeof message.content === "string" ? [message.content.slice(0, 40)] : []));
     expect(texts.length).toBeGreaterThan(0);
-    expect(lines.filter((line) => line.includes(MARKER) || texts.some((text) => line.includes(text)))).toEqual([]);
+    const written = records().map((record) => JSON.stringify(record));
+    expect(written.filter((line) => line.includes(MARKER) || texts.some((text) => line.includes(text)))).toEqual([]);
   }, 90_000);
 });

@@ -18,76 +18,7 @@
  * the vocabulary's and gpt-tokenizer's is not: a byte-order mark, whose three
  * bytes are one o200k token that gpt-tokenizer's string-keyed lookup misses.
  */
-
-/** A BPE vocabulary: index = rank; a token is its text, or its bytes where they are not valid UTF-8. */
-export type BpeRanks = readonly (string | readonly number[] | undefined)[];
-
-/** A vocabulary keyed by the bytes of each token, for lookups that allocate nothing. */
-interface RankTable {
-  /** Every token's bytes, one after another. */
-  readonly pool: Uint8Array;
-  readonly tokenStart: Uint32Array;
-  readonly tokenEnd: Uint32Array;
-  /** Open addressing: rank + 1 of the token hashed to a slot, 0 when empty. */
-  readonly slots: Int32Array;
-  readonly mask: number;
-  /** The rank of every two-byte token by its bytes (-1: none): most lookups are of two bytes. */
-  readonly pairRanks: Int32Array;
-}
-
-/** FNV-1a over `bytes[from, to)`: cheap, and spreads the short keys a vocabulary is made of. */
-function hashBytes(bytes: Uint8Array, from: number, to: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = from; i < to; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
-  return hash >>> 0;
-}
-
-function buildRankTable(ranks: BpeRanks): RankTable {
-  const encoder = new TextEncoder();
-  const encoded: (Uint8Array | undefined)[] = ranks.map((token) =>
-    token === undefined ? undefined : typeof token === "string" ? encoder.encode(token) : Uint8Array.from(token),
-  );
-  const totalBytes = encoded.reduce((sum, bytes) => sum + (bytes?.length ?? 0), 0);
-  const pool = new Uint8Array(totalBytes);
-  const tokenStart = new Uint32Array(ranks.length);
-  const tokenEnd = new Uint32Array(ranks.length);
-  // At most half full, so a probe sequence stays short.
-  const size = 2 ** Math.ceil(Math.log2(ranks.length * 2 + 1));
-  const slots = new Int32Array(size);
-  const mask = size - 1;
-  let offset = 0;
-  encoded.forEach((bytes, rank) => {
-    if (bytes === undefined) return;
-    pool.set(bytes, offset);
-    tokenStart[rank] = offset;
-    tokenEnd[rank] = offset + bytes.length;
-    offset += bytes.length;
-    let slot = hashBytes(pool, tokenStart[rank]!, tokenEnd[rank]!) & mask;
-    while (slots[slot] !== 0) slot = (slot + 1) & mask;
-    slots[slot] = rank + 1;
-  });
-  const pairRanks = new Int32Array(256 * 256).fill(-1);
-  encoded.forEach((bytes, rank) => {
-    if (bytes?.length === 2) pairRanks[bytes[0]! * 256 + bytes[1]!] = rank;
-  });
-  return { pool, tokenStart, tokenEnd, slots, mask, pairRanks };
-}
-
-/** The rank of the token whose bytes are `bytes[from, to)`, or -1 when no token has them. */
-function rankOf(table: RankTable, bytes: Uint8Array, from: number, to: number): number {
-  const { pool, tokenStart, tokenEnd, slots, mask } = table;
-  const length = to - from;
-  if (length === 2) return table.pairRanks[bytes[from]! * 256 + bytes[from + 1]!]!;
-  for (let slot = hashBytes(bytes, from, to) & mask; slots[slot] !== 0; slot = (slot + 1) & mask) {
-    const rank = slots[slot]! - 1;
-    const start = tokenStart[rank]!;
-    if (tokenEnd[rank]! - start !== length) continue;
-    let same = true;
-    for (let i = 0; i < length && same; i++) same = pool[start + i] === bytes[from + i];
-    if (same) return rank;
-  }
-  return -1;
-}
+import { rankOf, type RankTable } from "./rankTable.js";
 
 /** A rank and a position packed into one float, so the heap orders by rank, then leftmost. */
 const POSITION_RANGE = 2 ** 32;
@@ -270,26 +201,24 @@ function writeUtf8(text: string, start: number, end: number, buffer: Uint8Array,
 export type TokenCounter = (text: string, ceiling?: number) => number;
 
 /**
- * A counter for the vocabulary `loadRanks` gives, pre-tokenizing with
- * `splitPattern` (a global regex, as the vocabulary's own tokenizer uses).
- * The vocabulary is loaded and its table built on the first count, not on
- * import: a process that never counts (the CLI on a conversation small enough
- * not to price) never pays for it, and a service process chooses to pay while
- * it starts (`prepareTokenCounter`). Once the table is built the vocabulary is let
- * go of, so a process keeps only the table's typed arrays, which the
- * collector does not walk (see tokenCounter.ts).
+ * A counter on the vocabulary table `loadTable` gives (rankTable.ts),
+ * pre-tokenizing with `splitPattern` (a global regex, as the vocabulary's own
+ * tokenizer uses). The table is loaded on the first count, not on import: a
+ * process that never counts (the CLI on a conversation small enough not to
+ * price) never pays for it, and a service process chooses to pay while it
+ * starts (`prepareTokenCounter`). Once it is loaded the loader is let go of,
+ * and whatever it held with it.
  */
-export function byteLevelBpeCounter(loadRanks: () => BpeRanks, splitPattern: RegExp): TokenCounter {
+export function byteLevelBpeCounter(loadTable: () => RankTable, splitPattern: RegExp): TokenCounter {
   let table: RankTable | undefined;
-  let load: (() => BpeRanks) | undefined = loadRanks;
+  let load: (() => RankTable) | undefined = loadTable;
   const scratch = new MergeScratch();
   const encoder = new TextEncoder();
   let buffer = new Uint8Array(1024);
   const pieces = new PieceWalker(splitPattern);
   return (text, ceiling = Infinity) => {
     if (table === undefined) {
-      table = buildRankTable(load!());
-      // The table has everything the count needs: the loader, and whatever it holds, can go.
+      table = load!();
       load = undefined;
     }
     // Pieces that needed merging, by text, for this call only: a text repeats

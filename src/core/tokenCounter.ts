@@ -18,9 +18,12 @@
  * piece's count stays within a fraction of a percent of the exact one
  * (test/core/tokenCounter.test.ts).
  */
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
-import { byteLevelBpeCounter, type BpeRanks, type TokenCounter } from "./byteLevelBpe.js";
+import { byteLevelBpeCounter, type TokenCounter } from "./byteLevelBpe.js";
+import { buildRankTable, rankTableBytes, rankTableFromBytes, type BpeRanks, type RankTable } from "./rankTable.js";
 
 /**
  * The longest pre-token any call into the tokenizer is handed. The merge
@@ -53,7 +56,45 @@ const MAX_RUN_CHARS = MAX_PIECE_CHARS - 4;
  * text, never as control tokens. Count through `inBoundedPieces(o200kTokens)`
  * (`countTextTokens`), never with this directly.
  */
-export const o200kTokens: TokenCounter = byteLevelBpeCounter(loadO200kRanks, O200K_TOKEN_SPLIT_REGEX);
+export const o200kTokens: TokenCounter = byteLevelBpeCounter(loadO200kTable, O200K_TOKEN_SPLIT_REGEX);
+
+/**
+ * Where `npm run build` writes o200k's table (src/build/writeTokenTable.ts):
+ * beside this module as built, so a process of the build reads it, and one
+ * run from the sources (the tests) builds the table instead.
+ */
+export const O200K_TABLE_FILE = fileURLToPath(new URL("./o200k_base.table", import.meta.url));
+
+/** How this process had its table: read from the build's file, or built from gpt-tokenizer's vocabulary. */
+let tableOrigin: "read" | "built" | undefined;
+
+/**
+ * The counter's table: the build's file, read in a few milliseconds, when
+ * there is one; otherwise built from the vocabulary, which takes most of a
+ * second. A file that is there but damaged is an error, not a reason to
+ * count with something else.
+ */
+function loadO200kTable(): RankTable {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(O200K_TABLE_FILE);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    tableOrigin = "built";
+    return buildRankTable(loadO200kRanks());
+  }
+  tableOrigin = "read";
+  try {
+    return rankTableFromBytes(bytes);
+  } catch (err) {
+    throw new Error(`${O200K_TABLE_FILE}: ${(err as Error).message}; npm run build writes it again`);
+  }
+}
+
+/** o200k's table as the build writes it to {@link O200K_TABLE_FILE}, built from gpt-tokenizer's vocabulary. */
+export function o200kTableBytes(): Uint8Array {
+  return rankTableBytes(buildRankTable(loadO200kRanks()));
+}
 
 /**
  * gpt-tokenizer's o200k vocabulary, loaded to build the counter's table and
@@ -87,17 +128,18 @@ export function inBoundedPieces(count: TokenCounter): TokenCounter {
 export const countTextTokens: TokenCounter = inBoundedPieces(o200kTokens);
 
 /**
- * Builds the counter's table now rather than on the first count (counting
- * nothing builds it), and returns the milliseconds that took: 0 once it is
- * built. Loading the vocabulary takes most of a second (0.7–0.8 s on a 2-core
- * VM), which the first request or job of a service process would otherwise
- * wait for, after every restart and scale-out; the API and the worker call
- * this while starting, before they take any, and log the figure.
+ * Loads the counter's table now rather than on the first count (counting
+ * nothing loads it), and says how long that took (0 once it is loaded) and
+ * where the table came from. Building it takes most of a second (0.7–0.8 s on
+ * a 2-core VM) and reading the build's file a few milliseconds; either way a
+ * service process pays while starting, before it takes a request or a job,
+ * not on the first one after every restart and scale-out. The API and the
+ * worker log what this returns.
  */
-export function prepareTokenCounter(): number {
+export function prepareTokenCounter(): { readonly ms: number; readonly table: "read" | "built" } {
   const started = performance.now();
   countTextTokens("");
-  return Math.round(performance.now() - started);
+  return { ms: Math.round(performance.now() - started), table: tableOrigin! };
 }
 
 function countAroundLongPieces(text: string, count: TokenCounter, ceiling: number): number {

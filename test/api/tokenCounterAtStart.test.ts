@@ -29,6 +29,7 @@ describe("a starting API", () => {
     expect(ready).toBeGreaterThanOrEqual(0);
     expect(listening).toBeGreaterThan(ready);
     expect(lines[ready]).toMatchObject({ level: "info", component: "api" });
-    expect(lines[ready]!.ms).toEqual(expect.any(Number));
+    // Run from the sources, as here, it is built; a process of the build reads it (storedTokenTable.test.ts).
+    expect(lines[ready]).toMatchObject({ ms: expect.any(Number), table: "built" });
   });
 });

@@ -21,7 +21,6 @@ import {
   type Result,
   type SummarizerChoice,
 } from "../core/index.js";
-import { createAnthropicSummarizer, DEFAULT_MODEL } from "../summarizers/anthropic.js";
 import { EXIT, UsageError } from "./usageError.js";
 
 export interface CompactCommandOptions extends BudgetOverrides {
@@ -43,7 +42,7 @@ export interface Io {
 /** Runs the command; returns the process exit code. */
 export async function runCompact(target: string, options: CompactCommandOptions, io: Io): Promise<number> {
   // Chosen on first use, so input errors are reported alone, before any note about the summarizer.
-  let chosen: SummarizerChoice | undefined;
+  let chosen: Promise<SummarizerChoice> | undefined;
   const summarizer = () => (chosen ??= chooseSummarizer(options, io));
   if (target !== "-" && (await isDirectory(target))) return compactDirectory(target, options, summarizer, io);
 
@@ -68,7 +67,7 @@ export async function runCompact(target: string, options: CompactCommandOptions,
 async function compactDirectory(
   dir: string,
   options: CompactCommandOptions,
-  summarizer: () => SummarizerChoice,
+  summarizer: () => Promise<SummarizerChoice>,
   io: Io,
 ): Promise<number> {
   const files = (await readdir(dir)).filter((f) => f.endsWith(".json")).sort();
@@ -98,7 +97,7 @@ async function compactOne(
   input: unknown,
   source: string,
   options: CompactCommandOptions,
-  summarizer: () => SummarizerChoice,
+  summarizer: () => Promise<SummarizerChoice>,
 ): Promise<Result | "nothing"> {
   let conversation;
   try {
@@ -121,7 +120,7 @@ async function compactOne(
       maxSummaryTokens: options.maxSummaryTokens,
       stallTimeoutMs: options.stallTimeoutMs,
     },
-    summarizer: summarizer(),
+    summarizer: await summarizer(),
   });
   if (compactor === null) throw new UsageError("--context-window must be a positive number of tokens");
   try {
@@ -134,9 +133,11 @@ async function compactOne(
 
 /**
  * Anthropic when a key is available, else the offline summarizer with a note,
- * so a first run on a fresh machine works and says what it did.
+ * so a first run on a fresh machine works and says what it did. The
+ * Anthropic summarizer is loaded only when chosen: importing its SDK takes
+ * about 0.3 s, most of an offline run.
  */
-function chooseSummarizer(options: CompactCommandOptions, io: Io): SummarizerChoice {
+async function chooseSummarizer(options: CompactCommandOptions, io: Io): Promise<SummarizerChoice> {
   const apiKey = io.env.ANTHROPIC_API_KEY;
   const choice = options.summarizer ?? (apiKey ? "anthropic" : OFFLINE_SUMMARIZER);
   if (choice === OFFLINE_SUMMARIZER) {
@@ -146,6 +147,7 @@ function chooseSummarizer(options: CompactCommandOptions, io: Io): SummarizerCho
     return OFFLINE_SUMMARIZER;
   }
   if (!apiKey) throw new UsageError("--summarizer anthropic needs ANTHROPIC_API_KEY in the environment");
+  const { createAnthropicSummarizer, DEFAULT_MODEL } = await import("../summarizers/anthropic.js");
   return createAnthropicSummarizer({
     apiKey,
     baseURL: io.env.ANTHROPIC_BASE_URL || undefined,

@@ -21,7 +21,7 @@ export interface RunningApi extends RunningProcess {
 
 export async function runApi(config: Config, deps: ApiDeps = {}, host = "0.0.0.0"): Promise<RunningApi> {
   const app = await buildApp(config, { logger: loggerOptions("api", config.logLevel), ...deps });
-  // Before listening, so that no request waits for the vocabulary (intake threads load their own: OPERATIONS.md, "Intake threads").
+  // Before listening, so that no request waits for the tokenizer's table (intake threads load their own: OPERATIONS.md, "Intake threads").
   app.log.info(prepareTokenCounter(), "token counter ready");
   await app.listen({ port: config.port, host });
   const address = app.server.address();

@@ -67,7 +67,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
   const metrics = options.metrics ?? createMetrics();
   const logger = options.logger ?? createLogger("worker", config.logLevel);
   const onError = options.onError ?? ((error: Error) => logger.error({ errorName: error.name, error: error.message }, "worker error"));
-  // Before any job is taken, so that the first one does not wait for the vocabulary.
+  // Before any job is taken, so that the first one does not wait for the tokenizer's table.
   logger.info(prepareTokenCounter(), "token counter ready");
 
   const redis = createRedisConnection(redisEndpointOf(config), "worker", config.queuePrefix);

@@ -1,29 +1,23 @@
 import fc from "fast-check";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { describe, expect, it } from "vitest";
-import { parseConversation } from "../../src/core/formats/parseConversation.js";
 import { byteLevelBpeCounter } from "../../src/core/byteLevelBpe.js";
 import { buildRankTable } from "../../src/core/rankTable.js";
 import { o200kTokens } from "../../src/core/tokenCounter.js";
-import { conversationText } from "../../bench/pricedText.js";
-import { ADVERSARIAL_KINDS, adversarialText } from "../helpers/adversarialText.js";
-import { listCorpusConversations } from "../helpers/corpus.js";
+import { adversarialTexts } from "../helpers/adversarialText.js";
+import { pricedCorpusTexts } from "../helpers/corpus.js";
 
 /** gpt-tokenizer's own count, the reference: special-token strings as plain text, as compactd counts them. */
 const reference = (text: string): number => countTokens(text, { disallowedSpecial: new Set<string>() });
 
 describe("compactd's BPE merge counts as gpt-tokenizer does, and as o200k does where the two differ", () => {
   it("on every corpus session's priced text", () => {
-    for (const session of listCorpusConversations()) {
-      const text = conversationText(parseConversation(session.input));
-      expect(o200kTokens(text), session.name).toBe(reference(text));
-    }
+    for (const { name, text } of pricedCorpusTexts()) expect(o200kTokens(text), name).toBe(reference(text));
   });
 
   it("on every kind of adversarial text, at lengths gpt-tokenizer still counts quickly", () => {
     fc.assert(
-      fc.property(fc.constantFrom(...ADVERSARIAL_KINDS), fc.integer({ min: 1, max: 3_000 }), fc.integer(), (kind, length, seed) => {
-        const text = adversarialText(kind, length, seed);
+      fc.property(adversarialTexts(1, 3_000), (text) => {
         expect(o200kTokens(text)).toBe(reference(text));
       }),
       { numRuns: 300 },

@@ -6,13 +6,11 @@
 import fc from "fast-check";
 import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
 import { describe, expect, it } from "vitest";
-import { conversationText } from "../../bench/pricedText.js";
 import { byteLevelBpeCounter } from "../../src/core/byteLevelBpe.js";
-import { parseConversation } from "../../src/core/formats/parseConversation.js";
 import { buildRankTable, rankTableBytes, rankTableFromBytes } from "../../src/core/rankTable.js";
 import { o200kTableBytes, o200kTokens } from "../../src/core/tokenCounter.js";
-import { ADVERSARIAL_KINDS, adversarialText } from "../helpers/adversarialText.js";
-import { listCorpusConversations } from "../helpers/corpus.js";
+import { adversarialTexts } from "../helpers/adversarialText.js";
+import { pricedCorpusTexts } from "../helpers/corpus.js";
 
 const written = o200kTableBytes();
 
@@ -20,16 +18,12 @@ describe("o200k's table read back from its bytes", () => {
   const readBack = byteLevelBpeCounter(() => rankTableFromBytes(written), O200K_TOKEN_SPLIT_REGEX);
 
   it("counts every corpus session's priced text as the table built from the vocabulary does", () => {
-    for (const session of listCorpusConversations()) {
-      const text = conversationText(parseConversation(session.input));
-      expect(readBack(text), session.name).toBe(o200kTokens(text));
-    }
+    for (const { name, text } of pricedCorpusTexts()) expect(readBack(text), name).toBe(o200kTokens(text));
   });
 
   it("counts adversarial text and arbitrary Unicode as the built table does", () => {
     fc.assert(
-      fc.property(fc.constantFrom(...ADVERSARIAL_KINDS), fc.integer({ min: 1, max: 3_000 }), fc.integer(), (kind, length, seed) => {
-        const text = adversarialText(kind, length, seed);
+      fc.property(adversarialTexts(1, 3_000), (text) => {
         expect(readBack(text)).toBe(o200kTokens(text));
       }),
       { numRuns: 200 },

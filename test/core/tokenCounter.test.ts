@@ -4,9 +4,9 @@ import { describe, expect, it } from "vitest";
 import { parseConversation } from "../../src/core/formats/parseConversation.js";
 import { countTextTokens, inBoundedPieces, MAX_PIECE_CHARS, o200kTokens } from "../../src/core/tokenCounter.js";
 import { conversationText } from "../../bench/pricedText.js";
-import { ADVERSARIAL_KINDS, adversarialText } from "../helpers/adversarialText.js";
+import { ADVERSARIAL_KINDS, adversarialText, adversarialTexts } from "../helpers/adversarialText.js";
 import { conversation, reactTurn } from "../helpers/conversations.js";
-import { listCorpusConversations } from "../helpers/corpus.js";
+import { pricedCorpusTexts } from "../helpers/corpus.js";
 
 /** The tokenizer, wrapped so a test sees every text it is handed. */
 function watchedTokenizer() {
@@ -28,8 +28,7 @@ function longestPreToken(text: string): number {
 describe("counting tokens in bounded pieces", () => {
   it("never hands the tokenizer a pre-token longer than the bound, and counts adversarial text within 1% of the exact count", () => {
     fc.assert(
-      fc.property(fc.constantFrom(...ADVERSARIAL_KINDS), fc.integer({ min: 2 * MAX_PIECE_CHARS, max: 6 * MAX_PIECE_CHARS }), fc.integer(), (kind, length, seed) => {
-        const text = adversarialText(kind, length, seed);
+      fc.property(adversarialTexts(2 * MAX_PIECE_CHARS, 6 * MAX_PIECE_CHARS), (text) => {
         const tokenizer = watchedTokenizer();
         const bounded = tokenizer.count(text);
         for (const handed of tokenizer.handed) expect(longestPreToken(handed)).toBeLessThanOrEqual(MAX_PIECE_CHARS);
@@ -53,10 +52,7 @@ describe("counting tokens in bounded pieces", () => {
   });
 
   it("counts every corpus session exactly as the tokenizer does", () => {
-    for (const session of listCorpusConversations().filter((c) => c.source !== "tau-bench")) {
-      const text = conversationText(parseConversation(session.input));
-      expect(countTextTokens(text), session.name).toBe(o200kTokens(text));
-    }
+    for (const { name, text } of pricedCorpusTexts().filter((c) => c.source !== "tau-bench")) expect(countTextTokens(text), name).toBe(o200kTokens(text));
   });
 
   it("counts runs of white space longer than the bound exactly, as terminal output has them", () => {

@@ -6,6 +6,7 @@
  * Built from a seed, so the property tests and the core benchmark use the
  * same texts and a failing case can be rebuilt.
  */
+import fc from "fast-check";
 
 export const ADVERSARIAL_KINDS = [
   "repeated character",
@@ -84,4 +85,11 @@ export function adversarialText(kind: AdversarialKind, length: number, seed: num
       return build(length, () => PROSE + adversarialText(pick(runKinds), 200 + Math.floor(random() * 1_500), Math.floor(random() * 2 ** 32)));
     }
   }
+}
+
+/** Adversarial text of any kind, `minLength` to `maxLength` UTF-16 units long, for property tests. */
+export function adversarialTexts(minLength: number, maxLength: number): fc.Arbitrary<string> {
+  return fc
+    .tuple(fc.constantFrom(...ADVERSARIAL_KINDS), fc.integer({ min: minLength, max: maxLength }), fc.integer())
+    .map(([kind, length, seed]) => adversarialText(kind, length, seed));
 }

@@ -5,6 +5,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import * as corpus from "../../src/cli/corpus.js";
+import { parseConversation } from "../../src/core/formats/parseConversation.js";
+import { conversationText } from "../../bench/pricedText.js";
 import { repoRoot } from "./repoRoot.js";
 
 export { loadClaudeCodeSession, loadPiSession } from "../../src/cli/corpus.js";
@@ -32,6 +34,11 @@ export function piSessionFiles(): string[] {
 
 export function listCorpusConversations(): corpus.CorpusConversation[] {
   return corpus.listCorpusConversations(corpusDir);
+}
+
+/** Every corpus conversation's text as the token estimator prices it (bench/pricedText.ts), for comparing counters on it. */
+export function pricedCorpusTexts(): { readonly name: string; readonly source: corpus.CorpusSource; readonly text: string }[] {
+  return listCorpusConversations().map((c) => ({ name: c.name, source: c.source, text: conversationText(parseConversation(c.input)) }));
 }
 
 export function loadClaudeCodeCompaction(file: string): corpus.CompactedSession | undefined {

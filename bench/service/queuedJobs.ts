@@ -10,7 +10,7 @@
  * scenario measures exactly the stored job.
  */
 import { randomUUID } from "node:crypto";
-import { jsonBytes, takenJson } from "../../src/api/asciiJson.js";
+import { takenJson } from "../../src/api/asciiJson.js";
 import { intake } from "../../src/api/compactionIntake.js";
 import { CanonicalMessages } from "../../src/api/requestDigest.js";
 import { compactionRequestSchema, parseBody } from "../../src/api/requestSchemas.js";
@@ -31,7 +31,7 @@ export async function submissionFor(workload: Workload, callbackUrl?: string): P
     canonical: new CanonicalMessages(),
     ...(callbackUrl !== undefined && { callbackUrl }),
     // The body's bytes as the API takes them in (asciiJson.ts) and stores them as its payload.
-    requestJson: jsonBytes(takenJson(Buffer.from(JSON.stringify(request)))),
+    requestJson: takenJson(Buffer.from(JSON.stringify(request))),
   });
   if (decision.kind === "refused") throw decision.error;
   if (decision.kind !== "job") throw new Error(`${workload.name}: the API would find nothing to compact`);

@@ -37,12 +37,12 @@ export interface IntakeContext {
   readonly callbackUrl?: string;
   readonly batchId?: string;
   /**
-   * The whole request's JSON bytes as taken in (asciiJson.ts), when the
+   * The whole request's JSON as taken in (asciiJson.ts), when the
    * request is this one compaction: its fields are the payload's (see
    * ConversationPayload), so they are stored as they are rather than
    * written out again.
    */
-  readonly requestJson?: Uint8Array;
+  readonly requestJson?: string | Buffer;
 }
 
 export type Intake =
@@ -100,16 +100,16 @@ export function intake(request: BatchItemRequest, context: IntakeContext): Intak
       batchId: context.batchId,
     }),
   };
-  return { kind: "job", data, payload: encodePayload(context.requestJson ?? payloadJson(request)) };
+  return { kind: "job", data, payload: encodePayload(jsonBytes(context.requestJson ?? payloadJson(request))) };
 }
 
 /**
  * A batch item's payload, written out as JSON and taken in as a body is
  * (asciiJson.ts), so the worker parses it as fast as a single request's.
  */
-function payloadJson(request: BatchItemRequest): Buffer {
+function payloadJson(request: BatchItemRequest): string | Buffer {
   const payload: ConversationPayload = { messages: request.messages, format: request.format, ...(request.system !== undefined && { system: request.system }) };
-  return jsonBytes(takenJson(Buffer.from(JSON.stringify(payload), "utf8")));
+  return takenJson(Buffer.from(JSON.stringify(payload), "utf8"));
 }
 
 /** Drops undefined members, which BullMQ's JSON would drop anyway, so the job data type stays honest. */

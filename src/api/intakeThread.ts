@@ -8,7 +8,7 @@
  */
 import type { MessagePort } from "node:worker_threads";
 import { ApiError, apiErrorData, apiErrorFrom, type ApiErrorData } from "./apiError.js";
-import { jsonBytes, takenJson } from "./asciiJson.js";
+import { takenJson } from "./asciiJson.js";
 import { parseJson } from "./jsonBodies.js";
 import { examineBatch, examineCompaction, type ExaminedBatch, type ExaminedCompaction, type IntakeTask } from "./requestExamination.js";
 
@@ -34,7 +34,7 @@ export default function takeIn({ task, started }: ThreadTask): ThreadAnswer {
     const json = takenJson(Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength));
     const body = parseJson(json);
     if (task.kind === "compaction") {
-      const examined = examineCompaction({ ...task, body, json: jsonBytes(json) });
+      const examined = examineCompaction({ ...task, body, json });
       const { decision } = examined;
       return { ok: true, kind: "compaction", examined: { ...examined, decision: decision.kind === "refused" ? { kind: "refused", error: apiErrorData(decision.error) } : decision } };
     }

@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import secureJsonParse from "secure-json-parse";
 import { ErrorCodes } from "../client/errorCodes.js";
 import { ApiError } from "./apiError.js";
-import { jsonBytes, takenJson } from "./asciiJson.js";
+import { takenJson } from "./asciiJson.js";
 
 /** A body left for an intake thread to parse: the bytes fastify read, in a buffer of their own. */
 export class UnparsedJson {
@@ -27,16 +27,19 @@ export class UnparsedJson {
  */
 const receivedJson = new WeakMap<object, string | Buffer>();
 
-/** The JSON bytes `body` was parsed from on the event loop, when it is a body this parser produced. */
-function receivedJsonOf(body: unknown): Buffer | undefined {
-  const json = body !== null && typeof body === "object" ? receivedJson.get(body) : undefined;
-  return json === undefined ? undefined : jsonBytes(json);
+/** The JSON `body` was parsed from on the event loop, when it is a body this parser produced. */
+function receivedJsonOf(body: unknown): string | Buffer | undefined {
+  return body !== null && typeof body === "object" ? receivedJson.get(body) : undefined;
 }
 
-/** A request's body as a route takes it: the parsed value (or the bytes left unparsed) and, when at hand, the JSON bytes it was parsed from. */
+/**
+ * A request's body as a route takes it: the parsed value (or the bytes left
+ * unparsed) and, when at hand, the JSON it was parsed from, as takenJson gave
+ * it (turned into bytes only if it becomes a job's payload).
+ */
 export interface TakenBody {
   readonly body: unknown;
-  readonly json?: Buffer;
+  readonly json?: string | Buffer;
 }
 
 /**

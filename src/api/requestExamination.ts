@@ -22,8 +22,8 @@ export interface CompactionTask extends TaskBase {
   readonly kind: "compaction";
   /** The parsed body; on an intake thread, its JSON text first (see intakeThread.ts). */
   readonly body: unknown;
-  /** The JSON bytes the body was parsed from, when at hand: the job's payload is then those bytes, compressed. */
-  readonly json?: Uint8Array;
+  /** The JSON the body was parsed from, as takenJson gave it, when at hand: the job's payload is then that JSON, compressed. */
+  readonly json?: string | Buffer;
 }
 
 export interface BatchTask extends TaskBase {

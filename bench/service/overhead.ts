@@ -18,6 +18,12 @@
  *   service from sending the request to receiving the callback, the core from
  *   starting the job to its result, with the service's time split into stages
  *   by the timestamps BullMQ keeps on each job and the time its outcome was built.
+ *
+ * Between them, what the fake summarizer costs the bench process per request,
+ * measured once by replaying requests at it from another process
+ * (modelServerCost.ts), gives the peak's CPU per job without it as well: in
+ * production the model runs at its provider, and the same milliseconds in
+ * both sides flatter their ratio.
  */
 import { performance } from "node:perf_hooks";
 import type { Redis } from "ioredis";
@@ -32,6 +38,7 @@ import { createApiClient } from "./apiClient.js";
 import { INSTANT, startBenchAnthropic, type BenchAnthropic } from "./benchAnthropic.js";
 import { startCallbackClock, type CallbackClock } from "./callbackClock.js";
 import { closedLoop, openLoop, type Job } from "./load.js";
+import { modelServerMsPerRequest } from "./modelServerCost.js";
 import { cpuSnapshot, cpuSpent, machineBusySeconds, type CpuSnapshot } from "./procStats.js";
 import { serviceEnv, startServiceProcess, type ServiceProcess } from "./serviceProcesses.js";
 import type { Workload } from "./workload.js";
@@ -113,6 +120,23 @@ export interface PeakComparison {
   readonly addedCost: RoundRange;
   /** Per round: service CPU per job − in-process CPU per job, ms. */
   readonly addedMs: RoundRange;
+  /** Each round's CPU per job, all processes, ms: the in-process core's and the service's. */
+  readonly totalsByRound: { readonly inProcess: readonly number[]; readonly service: readonly number[] };
+}
+
+/**
+ * The ~100 KB comparison with the fake model's server side taken out of both
+ * sides (modelServerCost.ts): in production the model runs at the provider.
+ */
+export interface WithoutModel {
+  /** CPU ms the fake spends answering one summarization request. */
+  readonly msPerRequest: number;
+  /** Its CPU per job on each side: msPerRequest × that side's summarization requests per job. */
+  readonly msPerJob: { readonly inProcess: number; readonly service: number };
+  readonly inProcess: RoundRange;
+  readonly service: RoundRange;
+  /** Per round, as `addedCost`. */
+  readonly addedCost: RoundRange;
 }
 
 export interface OverheadResult extends OverheadPlan, PeakComparison {
@@ -130,6 +154,7 @@ export interface OverheadResult extends OverheadPlan, PeakComparison {
   readonly ownLatency: { readonly p50: number; readonly p99: number };
   /** Summarization requests per job (a cut inside a turn makes two); the same on both sides when nothing retried. */
   readonly summarizerCallsPerJob: { readonly inProcess: number; readonly service: number };
+  readonly withoutModel: WithoutModel;
   /**
    * The same closed loops over conversations of a few KB, whose work in
    * proportion to their size is slight: what the service adds to them is
@@ -165,6 +190,8 @@ export async function measureOverhead(
     const servicePids = { bench: process.pid, api: api.pid, worker: worker.pid, redis: redisPid };
 
     const peaks = await alternatingPeaks(plan, fake, core.job, service.job, servicePids, "", progress);
+    progress("overhead: the fake model's CPU per request, its requests replayed from another process");
+    const withoutModel = withoutModelOf(peaks, await modelServerMsPerRequest(fake, MODEL_REPLAY_REQUESTS));
     const smallCore = inProcessJob(smallWorkloads, fake);
     smallService = serviceJob(smallWorkloads, api.port, clock);
     const small = await alternatingPeaks(plan, fake, smallCore.job, smallService.job, servicePids, "small conversations, ", progress);
@@ -190,6 +217,7 @@ export async function measureOverhead(
     return {
       ...plan,
       ...peaks,
+      withoutModel,
       small: { workloads: smallWorkloads, ...small },
       serviceHalf: latencyRun(halfRate, serviceLatencies),
       stages,
@@ -251,14 +279,35 @@ async function alternatingPeaks(
     calls.service += fake.calls() - before;
   }
   const jobs = plan.rounds * plan.peakJobs;
+  const totalsByRound = { inProcess: corePeaks.map((p) => p.totalCpuMsPerJob), service: servicePeaks.map((p) => p.totalCpuMsPerJob) };
   return {
     inProcessPeak: summarize(corePeaks),
     servicePeak: summarize(servicePeaks),
-    addedCost: rangeOf(servicePeaks.map((p, r) => p.totalCpuMsPerJob / corePeaks[r]!.totalCpuMsPerJob - 1)),
-    addedMs: rangeOf(servicePeaks.map((p, r) => p.totalCpuMsPerJob - corePeaks[r]!.totalCpuMsPerJob)),
+    addedCost: addedCostOf(totalsByRound.inProcess, totalsByRound.service),
+    addedMs: rangeOf(totalsByRound.service.map((ms, r) => ms - totalsByRound.inProcess[r]!)),
+    totalsByRound,
     throughputRatio: rangeOf(servicePeaks.map((p, r) => p.rate / corePeaks[r]!.rate)),
     summarizerCallsPerJob: { inProcess: calls.inProcess / jobs, service: calls.service / jobs },
   };
+}
+
+/** Per round: service CPU per job / in-process CPU per job − 1. */
+function addedCostOf(inProcess: readonly number[], service: readonly number[]): RoundRange {
+  return rangeOf(service.map((ms, r) => ms / inProcess[r]! - 1));
+}
+
+/** Requests replayed at the fake to price one (about a second of the bench). */
+const MODEL_REPLAY_REQUESTS = 2_000;
+
+/** The closed loops' CPU per job with the fake model's share taken out of each round on both sides. */
+function withoutModelOf(peaks: Pick<OverheadResult, "totalsByRound" | "summarizerCallsPerJob">, msPerRequest: number): WithoutModel {
+  const msPerJob = {
+    inProcess: msPerRequest * peaks.summarizerCallsPerJob.inProcess,
+    service: msPerRequest * peaks.summarizerCallsPerJob.service,
+  };
+  const inProcess = peaks.totalsByRound.inProcess.map((ms) => ms - msPerJob.inProcess);
+  const service = peaks.totalsByRound.service.map((ms) => ms - msPerJob.service);
+  return { msPerRequest, msPerJob, inProcess: rangeOf(inProcess), service: rangeOf(service), addedCost: addedCostOf(inProcess, service) };
 }
 
 function rangeOf(values: readonly number[]): RoundRange {

@@ -34,6 +34,7 @@ test("what the service adds to a compaction", async () => {
       [
         `CPU per job, ms: core ${range(o.inProcessPeak.totalCpuMsPerJob, 2)}; service ${range(o.servicePeak.totalCpuMsPerJob, 2)} (${perProcess(o.servicePeak.cpuMsPerJob)})`,
         `added cost: +${range({ median: o.addedCost.median * 100, min: o.addedCost.min * 100, max: o.addedCost.max * 100 }, 0, "%")}, ${range(o.addedMs, 2)} ms a job`,
+        `without the fake model's server side (${o.withoutModel.msPerRequest.toFixed(2)} ms a request): core ${range(o.withoutModel.inProcess, 2)}; service ${range(o.withoutModel.service, 2)}; added cost +${range({ median: o.withoutModel.addedCost.median * 100, min: o.withoutModel.addedCost.min * 100, max: o.withoutModel.addedCost.max * 100 }, 0, "%")}`,
         `small conversations (${Math.min(...small.map((w) => w.jsonBytes))}–${Math.max(...small.map((w) => w.jsonBytes))} bytes), CPU per job, ms: core ${range(o.small.inProcessPeak.totalCpuMsPerJob, 2)}; service ${range(o.small.servicePeak.totalCpuMsPerJob, 2)} (${perProcess(o.small.servicePeak.cpuMsPerJob)}); added ${range(o.small.addedMs, 2)} ms a job`,
         `peak jobs/s: core ${range(o.inProcessPeak.rate, 1)}; service ${range(o.servicePeak.rate, 1)}`,
         `open loop at ${o.serviceHalf.offeredRate.toFixed(1)} jobs/s: service p50/p99 ${o.serviceHalf.p50.toFixed(1)}/${o.serviceHalf.p99.toFixed(1)} ms; core ${o.inProcessAtSameRate.p50.toFixed(1)}/${o.inProcessAtSameRate.p99.toFixed(1)} ms; own ${o.ownLatency.p50.toFixed(1)}/${o.ownLatency.p99.toFixed(1)} ms`,

@@ -116,6 +116,13 @@ function overheadSection(o: OverheadResult, ceiling: CeilingResult): string {
     ["· `compactd worker`", "—", ms(service.cpuMsPerJob.worker ?? 0), "", ""],
     ["· Redis", "—", ms(service.cpuMsPerJob.redis ?? 0), "", ""],
     [
+      `CPU per job, ms, all processes, the fake model's server side taken out (${num(o.withoutModel.msPerRequest, 2)} ms a summarization request, measured by replaying requests at it from another process: ${num(o.withoutModel.msPerJob.inProcess, 2)} ms a job in the core, ${num(o.withoutModel.msPerJob.service, 2)} in the service); a model runs at its provider`,
+      rangeCell(o.withoutModel.inProcess, ms),
+      rangeCell(o.withoutModel.service, ms),
+      `**${signed(o.withoutModel.addedCost.median)}** (${signed(o.withoutModel.addedCost.min)} to ${signed(o.withoutModel.addedCost.max)})`,
+      `≤ +${pct(GOALS.addedCost)} ${mark(o.withoutModel.addedCost.median <= GOALS.addedCost)}`,
+    ],
+    [
       `CPU per job, ms, all processes: ${smallConversations(o.small.workloads)}, the same closed loops`,
       rangeCell(o.small.inProcessPeak.totalCpuMsPerJob, ms),
       `${rangeCell(o.small.servicePeak.totalCpuMsPerJob, ms)}: API ${ms(o.small.servicePeak.cpuMsPerJob.api ?? 0)}, worker ${ms(o.small.servicePeak.cpuMsPerJob.worker ?? 0)}, Redis ${ms(o.small.servicePeak.cpuMsPerJob.redis ?? 0)}`,

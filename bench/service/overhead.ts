@@ -129,8 +129,10 @@ export interface PeakComparison {
  * sides (modelServerCost.ts): in production the model runs at the provider.
  */
 export interface WithoutModel {
-  /** CPU ms the fake spends answering one summarization request. */
+  /** CPU ms the fake spends answering one summarization request, */
   readonly msPerRequest: number;
+  /** over this many replayed ones. */
+  readonly replayedRequests: number;
   /** Its CPU per job on each side: msPerRequest × that side's summarization requests per job. */
   readonly msPerJob: { readonly inProcess: number; readonly service: number };
   readonly inProcess: RoundRange;
@@ -307,7 +309,7 @@ function withoutModelOf(peaks: Pick<OverheadResult, "totalsByRound" | "summarize
   };
   const inProcess = peaks.totalsByRound.inProcess.map((ms) => ms - msPerJob.inProcess);
   const service = peaks.totalsByRound.service.map((ms) => ms - msPerJob.service);
-  return { msPerRequest, msPerJob, inProcess: rangeOf(inProcess), service: rangeOf(service), addedCost: addedCostOf(inProcess, service) };
+  return { msPerRequest, replayedRequests: MODEL_REPLAY_REQUESTS, msPerJob, inProcess: rangeOf(inProcess), service: rangeOf(service), addedCost: addedCostOf(inProcess, service) };
 }
 
 function rangeOf(values: readonly number[]): RoundRange {

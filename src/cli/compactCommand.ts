@@ -21,6 +21,7 @@ import {
   type Result,
   type SummarizerChoice,
 } from "../core/index.js";
+import type { CommandOutput } from "./commandOutput.js";
 import { EXIT, UsageError } from "./usageError.js";
 
 export interface CompactCommandOptions extends BudgetOverrides {
@@ -39,20 +40,24 @@ export interface Io {
   readonly env: NodeJS.ProcessEnv;
 }
 
-/** Runs the command; returns the process exit code. */
-export async function runCompact(target: string, options: CompactCommandOptions, io: Io): Promise<number> {
+/**
+ * Runs the command; returns the process exit code. Results go to `output`:
+ * once it cannot be written the command stops, cancelling a summary in
+ * progress (the caller then reports the failed write's status).
+ */
+export async function runCompact(target: string, options: CompactCommandOptions, io: Io, output: CommandOutput): Promise<number> {
   // Chosen on first use, so input errors are reported alone, before any note about the summarizer.
   let chosen: Promise<SummarizerChoice> | undefined;
   const summarizer = () => (chosen ??= chooseSummarizer(options, io));
-  if (target !== "-" && (await isDirectory(target))) return compactDirectory(target, options, summarizer, io);
+  if (target !== "-" && (await isDirectory(target))) return compactDirectory(target, options, summarizer, io, output);
 
   const input = await readJson(target, io);
-  const outcome = await compactOne(input, target, options, summarizer);
+  const outcome = await compactOne(input, target, options, summarizer, output.stopped);
   if (outcome === "nothing") {
-    io.stdout.write(`${JSON.stringify({ status: "nothing_to_compact" })}\n`);
+    output.write(`${JSON.stringify({ status: "nothing_to_compact" })}\n`);
     return EXIT.nothingToCompact;
   }
-  io.stdout.write(`${JSON.stringify(outcome)}\n`);
+  output.write(`${JSON.stringify(outcome)}\n`);
   return EXIT.compacted;
 }
 
@@ -69,22 +74,24 @@ async function compactDirectory(
   options: CompactCommandOptions,
   summarizer: () => Promise<SummarizerChoice>,
   io: Io,
+  output: CommandOutput,
 ): Promise<number> {
   const files = (await readdir(dir)).filter((f) => f.endsWith(".json")).sort();
   if (files.length === 0) throw new UsageError(`${dir}: no .json files in this directory`);
   let compacted = false;
   let badInput = false;
   for (const [i, name] of files.entries()) {
+    if (output.stopped.aborted) break;
     const file = path.join(dir, name);
     if (io.stderr.isTTY) io.stderr.write(`\r[${i + 1}/${files.length}] ${name}\x1b[K`);
     try {
-      const outcome = await compactOne(await readJson(file, io), file, options, summarizer);
+      const outcome = await compactOne(await readJson(file, io), file, options, summarizer, output.stopped);
       const line = outcome === "nothing" ? { file, status: "nothing_to_compact" } : { file, status: "compacted", ...outcome };
       compacted ||= outcome !== "nothing";
-      io.stdout.write(`${JSON.stringify(line)}\n`);
+      output.write(`${JSON.stringify(line)}\n`);
     } catch (err) {
       if (!(err instanceof UsageError)) throw err;
-      io.stdout.write(`${JSON.stringify({ file, status: "error", error: err.message })}\n`);
+      output.write(`${JSON.stringify({ file, status: "error", error: err.message })}\n`);
       badInput = true;
     }
   }
@@ -98,6 +105,7 @@ async function compactOne(
   source: string,
   options: CompactCommandOptions,
   summarizer: () => Promise<SummarizerChoice>,
+  signal: AbortSignal,
 ): Promise<Result | "nothing"> {
   let conversation;
   try {
@@ -124,7 +132,7 @@ async function compactOne(
   });
   if (compactor === null) throw new UsageError("--context-window must be a positive number of tokens");
   try {
-    return await compactor.compact(conversation, { reason: options.reason, usageTokens: options.usageTokens });
+    return await compactor.compact(conversation, { reason: options.reason, usageTokens: options.usageTokens, signal });
   } catch (err) {
     if (err instanceof NothingToCompactError) return "nothing";
     throw err;

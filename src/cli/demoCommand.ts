@@ -30,6 +30,7 @@ import { closeRedisConnection, createRedisConnection } from "../queue/redisConne
 import { deleteKeysUnder } from "../queue/deleteKeys.js";
 import { createLogger } from "../telemetry/logger.js";
 import { runWorker } from "../worker/runWorker.js";
+import type { CommandOutput } from "./commandOutput.js";
 import type { Io } from "./compactCommand.js";
 import { listCorpusConversations } from "./corpus.js";
 import { localRedis } from "./localRedis.js";
@@ -63,7 +64,7 @@ interface Outcome {
   job?: Job;
 }
 
-export async function runDemo(directory: string | undefined, io: Io): Promise<number> {
+export async function runDemo(directory: string | undefined, io: Io, output: CommandOutput): Promise<number> {
   const say = (line: string) => io.stderr.write(`compactd demo: ${line}\n`);
   const conversations = demoConversations(directory);
   const secret = `whsec_${randomBytes(32).toString("base64")}`;
@@ -95,9 +96,9 @@ export async function runDemo(directory: string | undefined, io: Io): Promise<nu
     while (receiver.events.size + receiver.rejected < expectedCallbacks && Date.now() < deadline) await sleep(PROGRESS_INTERVAL_MS);
     for (const outcome of jobs) outcome.job = await client.get(outcome.jobId!);
 
-    io.stdout.write(`${outcomeTable(outcomes, receiver).toString()}\n\n`);
+    output.write(`${outcomeTable(outcomes, receiver).toString()}\n\n`);
     const metricsText = await (await fetch(`${base}/metrics`)).text();
-    const failures = report(outcomes, receiver, expectedCallbacks, batchIds.length, metricsText, config, io);
+    const failures = report(outcomes, receiver, expectedCallbacks, batchIds.length, metricsText, config, output);
     if (failures.length > 0) {
       say(failures.join("; "));
       return EXIT.failed;
@@ -247,7 +248,7 @@ function report(
   batches: number,
   metricsText: string,
   config: Config,
-  io: Io,
+  output: CommandOutput,
 ): string[] {
   const jobs = outcomes.flatMap((outcome) => (outcome.job === undefined ? [] : [outcome.job]));
   const completed = jobs.filter((job) => job.status === "completed");
@@ -274,7 +275,7 @@ function report(
     .filter((line) => /^compactd_(jobs_total|degraded_total|tokens_before_(sum|count)|tokens_after_(sum|count))\b/.test(line))
     // Series the service pre-creates at zero say nothing about this run.
     .filter((line) => !line.endsWith(" 0"));
-  io.stdout.write(`${lines.join("\n")}\n\n/metrics (what Grafana shows):\n${shown.map((line) => `  ${line}`).join("\n")}\n`);
+  output.write(`${lines.join("\n")}\n\n/metrics (what Grafana shows):\n${shown.map((line) => `  ${line}`).join("\n")}\n`);
 
   const problems: string[] = [];
   if (failed > 0) problems.push(`${failed} of ${jobs.length} jobs did not complete`);

@@ -5,6 +5,7 @@
 import { createRequire } from "node:module";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { REASONS, type FormatOption, type Reason } from "../core/index.js";
+import { CommandOutput } from "./commandOutput.js";
 import { runCompact, type CompactCommandOptions, type Io } from "./compactCommand.js";
 import type { ServiceKind } from "./serviceCommand.js";
 import { EXIT, UsageError } from "./usageError.js";
@@ -14,12 +15,15 @@ const defaultIo: Io = { stdout: process.stdout, stderr: process.stderr, stdin: p
 /** Parses `argv` (without node and script), runs the command, returns the exit code. */
 export async function main(argv: readonly string[], io: Io = defaultIo): Promise<number> {
   let exitCode: number = EXIT.compacted;
+  // For what prints a result (compact, demo, help, the version); not for the services, whose stdout is their log.
+  let output: CommandOutput | undefined;
+  const resultOutput = () => (output ??= new CommandOutput(io.stdout, io.stderr));
   const program = new Command("compactd")
     .description("Context compaction for LLM agents")
     .version(packageVersion(), "-V, --version", "print the version")
     .exitOverride()
     .configureOutput({
-      writeOut: (s) => io.stdout.write(s),
+      writeOut: (s) => resultOutput().write(s),
       writeErr: (s) => io.stderr.write(s),
     });
 
@@ -38,7 +42,7 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
     .addOption(new Option("--format <format>", "input shape").choices(["auto", "anthropic", "openai"]).default("auto"))
     .option("--usage-tokens <tokens>", "the provider's token count for the whole input, to calibrate estimates", positiveInteger("--usage-tokens"))
     .action(async (file: string, opts: Record<string, unknown>) => {
-      exitCode = await runCompact(file, toCompactOptions(opts), io);
+      exitCode = await runCompact(file, toCompactOptions(opts), io, resultOutput());
     });
 
   program
@@ -50,7 +54,7 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
     .action(async (directory: string | undefined) => {
       // Loaded on demand, like the services: `compact` must not load Redis, BullMQ or fastify.
       const { runDemo } = await import("./demoCommand.js");
-      exitCode = await runDemo(directory, io);
+      exitCode = await runDemo(directory, io, resultOutput());
     });
 
   const services: [ServiceKind, string][] = [
@@ -70,8 +74,10 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
 
   try {
     await program.parseAsync(argv, { from: "user" });
-    return exitCode;
+    return output?.exitCode ?? exitCode;
   } catch (err) {
+    // A command stopped because its output could not be written: that is the outcome, whatever it was doing then.
+    if (output?.exitCode !== undefined) return output.exitCode;
     if (err instanceof CommanderError) {
       // Help and version are successful exits; everything else is a usage error.
       return err.exitCode === 0 ? EXIT.compacted : EXIT.usage;

@@ -20,6 +20,7 @@ import { ApiError, redisUnavailable } from "./apiError.js";
 import { createApiServices } from "./apiServices.js";
 import { createIntakeAdmission } from "./intakeAdmission.js";
 import { registerJsonBodies } from "./jsonBodies.js";
+import { registerRequestDecoding } from "./requestEncoding.js";
 import { registerBatchRoutes } from "./batchRoutes.js";
 import { registerCompactionRoutes } from "./compactionRoutes.js";
 import { countHttpRequests } from "./httpMetrics.js";
@@ -42,7 +43,7 @@ const FASTIFY_INPUT_ERRORS: Readonly<Record<string, { status: number; code: stri
   FST_ERR_CTP_BODY_TOO_LARGE: {
     status: 413,
     code: ErrorCodes.bodyTooLarge,
-    message: (config) => `the body is larger than the limit of ${config.bodyLimitBytes} bytes (COMPACTD_BODY_LIMIT_BYTES)`,
+    message: (config) => `the body is larger than the limit of ${config.bodyLimitBytes} bytes (COMPACTD_BODY_LIMIT_BYTES; a compressed body counts as it decompresses)`,
   },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, code: ErrorCodes.unsupportedMediaType, message: () => "send the body as application/json" },
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: ErrorCodes.invalidContentLength },
@@ -66,6 +67,7 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
   const services = createApiServices(config, metrics, deps.resolveHost, (error) => app.log.warn(`redis: ${error.message}`));
   // Only JSON bodies: a text/plain body would otherwise reach the routes as a string.
   app.removeContentTypeParser(["text/plain"]);
+  registerRequestDecoding(app);
   registerJsonBodies(app, config.intakeThreadMinBytes);
 
   app.setErrorHandler<FastifyError>((error, request, reply) => {

@@ -6,13 +6,16 @@
  * at once would take the API past its memory limit. So a POST is admitted
  * before its body is read, against two limits: the number of intakes in
  * flight and the bytes they announce (`Content-Length`; a chunked body counts
- * as the body limit, the most it may grow to). Beyond either, the request is
+ * as the body limit, the most it may grow to, and so does a compressed one,
+ * whose Content-Length is not what it decompresses to: requestEncoding.ts).
+ * Beyond either, the request is
  * answered 503 with `Retry-After` at once, its body unread: the agent's client
  * retries, and a replica with room (or this one, a moment later) takes it.
  * An admission is released when its response is finished or the client goes away.
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { ApiError, RETRY_AFTER_SECONDS } from "./apiError.js";
+import { declaredCoding } from "./requestEncoding.js";
 import { ErrorCodes } from "../client/errorCodes.js";
 
 export interface IntakeLimits {
@@ -37,7 +40,8 @@ export function createIntakeAdmission(limits: IntakeLimits): IntakeAdmission {
   return {
     inFlight: () => ({ intakes, bytes }),
     async admit(request, reply) {
-      const announced = Number(request.headers["content-length"]);
+      // What a compressed body decompresses to is known only once it is read.
+      const announced = declaredCoding(request.headers) === undefined ? Number(request.headers["content-length"]) : Number.NaN;
       // Larger than the body limit: fastify refuses it with 413 without reading it; nothing to reserve.
       const size = Number.isSafeInteger(announced) && announced >= 0 ? Math.min(announced, limits.bodyLimitBytes) : limits.bodyLimitBytes;
       if (intakes >= limits.maxIntakes) throw busy(`${intakes} requests are being taken in (limit ${limits.maxIntakes})`);

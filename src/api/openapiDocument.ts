@@ -10,6 +10,7 @@ import { z } from "zod";
 import { batchRequestSchema, compactionRequestSchema } from "./requestSchemas.js";
 import { MAX_WAIT_SECONDS } from "./jobWaiter.js";
 import { RETRY_AFTER_SECONDS } from "./apiError.js";
+import { ACCEPTED_CODINGS } from "./requestEncoding.js";
 import { DEGRADATION_CAUSES } from "../core/degradation.js";
 
 type Schema = Record<string, unknown>;
@@ -192,11 +193,19 @@ const idempotencyKey: Schema = {
   schema: { type: "string", maxLength: 255 },
 };
 
+const contentEncoding: Schema = {
+  name: "Content-Encoding",
+  in: "header",
+  required: false,
+  description: `The body may be sent compressed (${ACCEPTED_CODINGS.join(", ")}); the body limit counts what it decompresses to.`,
+  schema: { type: "string", enum: ["identity", ...ACCEPTED_CODINGS] },
+};
+
 const badInput = {
-  "400": errorResponse("The request is malformed; `field` names what to fix."),
+  "400": errorResponse("The request is malformed; `field` names what to fix (`invalid_content_encoding`: the body is not what its Content-Encoding says)."),
   "401": errorResponse("Missing or unknown API key."),
-  "413": errorResponse("The body is larger than COMPACTD_BODY_LIMIT_BYTES."),
-  "415": errorResponse("The body is not application/json."),
+  "413": errorResponse("The body is larger than COMPACTD_BODY_LIMIT_BYTES (a compressed body: once decompressed)."),
+  "415": errorResponse("The body is not application/json, or its Content-Encoding is not one taken (`Accept-Encoding` lists them)."),
   "422": errorResponse("The Idempotency-Key was used before for a different request."),
   "429": {
     ...errorResponse("The backlog is over COMPACTD_MAX_BACKLOG."),
@@ -239,7 +248,7 @@ export function openapiDocument(maxBatchItems: number): OpenApiDocument {
       "/v1/compactions": {
         post: {
           summary: "Queue a compaction, or learn at once that there is nothing to compact",
-          parameters: [idempotencyKey],
+          parameters: [idempotencyKey, contentEncoding],
           requestBody: { required: true, content: { "application/json": { schema: ref("CompactionRequest") } } },
           responses: {
             "200": json("Nothing lies outside the keep-recent budget; no job was queued.", ref("NothingToCompact")),
@@ -286,7 +295,7 @@ export function openapiDocument(maxBatchItems: number): OpenApiDocument {
       "/v1/compactions/batch": {
         post: {
           summary: "Queue many compactions: a callback per item, and one more when all have finished",
-          parameters: [idempotencyKey],
+          parameters: [idempotencyKey, contentEncoding],
           requestBody: { required: true, content: { "application/json": { schema: ref("BatchRequest") } } },
           responses: {
             "202": json("Accepted; items that had nothing to compact or were in flight are reported as such.", ref("Batch"), {

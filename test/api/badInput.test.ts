@@ -70,7 +70,7 @@ describe("requests the API refuses, each with a 4xx naming the problem", () => {
     const response = await send({ payload: JSON.stringify(huge) });
     await expectError(response, 413, { code: "body_too_large" });
     expect(response.json().error.message).toBe(
-      `the body is larger than the limit of ${config.bodyLimitBytes} bytes (COMPACTD_BODY_LIMIT_BYTES)`,
+      `the body is larger than the limit of ${config.bodyLimitBytes} bytes (COMPACTD_BODY_LIMIT_BYTES; a compressed body counts as it decompresses)`,
     );
   });
 

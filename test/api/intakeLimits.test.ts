@@ -5,6 +5,7 @@
  * a request proves the body was not waited for.
  */
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from "node:http";
+import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { runApi, type RunningApi } from "../../src/api/runApi.js";
 import { markedRequest } from "../helpers/markedConversation.js";
@@ -32,8 +33,8 @@ async function startApi(env: Record<string, string> = {}): Promise<RunningApi> {
   return api;
 }
 
-/** Starts a POST announcing `announced` bytes and sends only `sent` of them; resolves with the response if one comes. */
-function partialPost(port: number, headers: Record<string, string>, announced: number, sent = 1024): Promise<IncomingMessage> {
+/** Starts a POST announcing `announced` bytes and sends only `sent` of them (or `first`); resolves with the response if one comes. */
+function partialPost(port: number, headers: Record<string, string>, announced: number, sent = 1024, first?: Buffer): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const request = httpRequest({
       host: "127.0.0.1",
@@ -45,7 +46,7 @@ function partialPost(port: number, headers: Record<string, string>, announced: n
     open.push(request);
     request.on("response", resolve);
     request.on("error", reject);
-    request.write(`{"messages":"${"x".repeat(Math.max(0, sent - 14))}`);
+    request.write(first ?? `{"messages":"${"x".repeat(Math.max(0, sent - 14))}`);
   });
 }
 
@@ -99,5 +100,16 @@ describe("the API before it reads a body", () => {
     const refused = await partialPost(port, bearer("acme"), 1024, 100);
     expect(refused.statusCode).toBe(503);
     expect(refused.headers["retry-after"]).toBeDefined();
+  });
+
+  it("counts a compressed body as the body limit, what it may decompress to", async () => {
+    const { port } = await startApi({ COMPACTD_MAX_INTAKE_BYTES: String(2 * MIB), COMPACTD_BODY_LIMIT_BYTES: String(2 * MIB) });
+    // A few hundred bytes announced, but gzip: it holds the 2 MiB limit of the intake's bytes.
+    const gzipped = gzipSync(JSON.stringify(markedRequest("compressed")));
+    const compressed = partialPost(port, { ...bearer("acme"), "content-encoding": "gzip" }, gzipped.length, 0, gzipped.subarray(0, 100));
+    expect(await pending(compressed)).toBe(true);
+    const refused = await partialPost(port, bearer("acme"), 1024, 100);
+    expect(refused.statusCode).toBe(503);
+    expect(await bodyOf(refused)).toMatchObject({ error: { code: "busy" } });
   });
 });

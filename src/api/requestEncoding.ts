@@ -1,0 +1,82 @@
+/**
+ * Request bodies sent compressed. A conversation is mostly text and shrinks
+ * to a quarter or less, so an agent far from the service, or an HTTP client
+ * or proxy on its way, may send it with `Content-Encoding: gzip` (or
+ * deflate, or br). The body is decompressed as it arrives, before the JSON
+ * parser reads it, and fastify's body limit counts what comes out: a few
+ * kilobytes that would expand to gigabytes are refused like any body over
+ * the limit (413), having cost no more than the limit.
+ *
+ * Until this, the header was ignored: a gzip body went to the JSON parser as
+ * it came and was refused as "not valid JSON", about bytes never meant to be
+ * read as JSON. Now an encoding not listed here is refused with 415 naming
+ * the header (and `Accept-Encoding` saying what is taken, as RFC 9110
+ * asks), and bytes that are not what the header says with 400.
+ */
+import { PassThrough, type Readable, type Transform } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
+import type { IncomingHttpHeaders } from "node:http";
+import type { FastifyInstance } from "fastify";
+import { ErrorCodes } from "../client/errorCodes.js";
+import { ApiError } from "./apiError.js";
+
+const DECODERS: Readonly<Record<string, () => Transform>> = {
+  gzip: createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
+
+/** The codings taken besides `identity`. */
+export const ACCEPTED_CODINGS: readonly string[] = Object.keys(DECODERS);
+
+/** The same, as an `Accept-Encoding` value. */
+const ACCEPT_ENCODING = ACCEPTED_CODINGS.join(", ");
+
+/** The coding a request's body declares, lower-cased; undefined for none (no header, or `identity`). */
+export function declaredCoding(headers: IncomingHttpHeaders): string | undefined {
+  const coding = headers["content-encoding"]?.trim().toLowerCase();
+  return coding === undefined || coding === "" || coding === "identity" ? undefined : coding;
+}
+
+/** Decompresses every request body that declares a Content-Encoding this API takes. */
+export function registerRequestDecoding(app: FastifyInstance): void {
+  app.addHook("preParsing", async (request, _reply, payload) => {
+    const coding = declaredCoding(request.headers);
+    if (coding === undefined) return payload;
+    // fastify reads a body only for the methods that carry one; a GET that declares a coding has nothing to decode.
+    if (request.method === "GET" || request.method === "HEAD") return payload;
+    const decoder = DECODERS[coding === "x-gzip" ? "gzip" : coding];
+    if (decoder === undefined) {
+      throw new ApiError(
+        415,
+        ErrorCodes.unsupportedMediaType,
+        `content-encoding: ${request.headers["content-encoding"]} is not taken; send the body uncompressed or as one of ${ACCEPT_ENCODING}`,
+        undefined,
+        undefined,
+        { "accept-encoding": ACCEPT_ENCODING },
+      );
+    }
+    return decoded(payload, decoder(), coding);
+  });
+}
+
+/**
+ * `payload` through `decoder`, as a stream fastify reads like the request
+ * itself. `receivedEncodedLength` is how fastify learns the bytes that came
+ * over the wire, to hold them to Content-Length while it holds what comes
+ * out to the body limit.
+ */
+function decoded(payload: Readable, decoder: Transform, coding: string): Readable {
+  const out = new PassThrough() as PassThrough & { receivedEncodedLength: number };
+  out.receivedEncodedLength = 0;
+  payload.on("data", (chunk: Buffer) => {
+    out.receivedEncodedLength += chunk.length;
+  });
+  payload.on("error", (err) => out.destroy(err));
+  // Bytes that are not the declared coding: fastify hears this on `out` and answers 400 with it.
+  decoder.on("error", (err) => out.destroy(new ApiError(400, ErrorCodes.invalidContentEncoding, `the body is not what content-encoding: ${coding} says (${err.message})`)));
+  // A route that reads no body (fastify then never listens on `out`) must not turn the error into an uncaught one.
+  out.on("error", () => {});
+  payload.pipe(decoder).pipe(out);
+  return out;
+}

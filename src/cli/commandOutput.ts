@@ -9,17 +9,14 @@
  * read its fill, and so did a result redirected to a full disk. Two cases:
  * - The reader went away (EPIPE). It asked for no more, so nothing is said;
  *   the exit status is the one a shell reports for a Unix tool stopped by
- *   SIGPIPE, 128 + 13, so a pipeline under `set -o pipefail` still sees that
- *   the output was cut short.
+ *   SIGPIPE (EXIT.readerGone), so a pipeline under `set -o pipefail` still
+ *   sees that the output was cut short.
  * - Anything else (ENOSPC, EIO): the result is lost, so one line on stderr
  *   names the failure and the status is a failure's.
  * Either way the command stops: a directory run would otherwise go on
  * summarizing files, paying for model calls whose results no one receives.
  */
 import { EXIT } from "./usageError.js";
-
-/** What a shell reports for a process killed by SIGPIPE (signal 13). */
-export const EXIT_READER_GONE = 128 + 13;
 
 export class CommandOutput {
   private readonly failed = new AbortController();
@@ -53,7 +50,7 @@ export class CommandOutput {
   private fail(err: NodeJS.ErrnoException): void {
     if (this.failed.signal.aborted) return;
     if (err.code === "EPIPE") {
-      this.status = EXIT_READER_GONE;
+      this.status = EXIT.readerGone;
     } else {
       this.status = EXIT.failed;
       this.stderr.write(`compactd: cannot write the result to standard output: ${err.message}\n`);

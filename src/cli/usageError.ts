@@ -14,4 +14,6 @@ export const EXIT = {
   failed: 1,
   usage: 2,
   nothingToCompact: 3,
+  /** The reader of stdout went away: what a shell reports for a process killed by SIGPIPE (128 + signal 13); see commandOutput.ts. */
+  readerGone: 141,
 } as const;

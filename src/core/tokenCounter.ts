@@ -98,12 +98,15 @@ export function o200kTableBytes(): Uint8Array {
 
 /**
  * gpt-tokenizer's o200k vocabulary, loaded to build the counter's table and
- * then let go of. As an imported module it stayed in the heap for the life of
- * every process that counts (the API, the workers, the CLI): 200,000 strings
- * and the module's 4 MB of source, 12 MB more live heap than the table alone
- * (test/core/tokenizerVocabulary.test.ts), which every full collection marks
- * again and holds its pause for. Loaded through `require` so that the module
- * can be dropped from the cache once read; nothing else loads it.
+ * then let go of: by the build, and by a process run from the sources (the
+ * tests, the benchmarks); a process of the build reads the table instead. As
+ * an imported module it stayed in the heap for the life of every process that
+ * counted: 200,000 strings and the module's 4 MB of source, 12 MB more live
+ * heap than the table alone, which every full collection marks again and
+ * holds its pause for. Loaded through `require` so that the module can be
+ * dropped from the cache once read; nothing else loads it. (Node 22's V8
+ * still keeps the compiled module in its compilation cache, about 10 MB:
+ * test/core/tokenizerVocabulary.test.ts.)
  */
 function loadO200kRanks(): BpeRanks {
   const require = createRequire(import.meta.url);

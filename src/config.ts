@@ -345,7 +345,7 @@ const VARIABLES = {
     "COMPACTD_BODY_LIMIT_BYTES",
     String(20 * MIB),
     integer(1),
-    "Largest request body; larger ones get 413.",
+    "Largest request body (a compressed one as it decompresses); larger ones get 413.",
     { documentedDefault: `${20 * MIB} (20 MiB)` },
   ),
   maxIntakes: withDefault(
@@ -358,7 +358,7 @@ const VARIABLES = {
     "COMPACTD_MAX_INTAKE_BYTES",
     String(128 * MIB),
     integer(1),
-    "Announced body bytes one API process takes in at once (a body without Content-Length counts as the body limit); more get 503.",
+    "Body bytes one API process takes in at once (a body without Content-Length counts as the body limit, a compressed one as it decompresses); more get 503.",
     { documentedDefault: `${128 * MIB} (128 MiB)` },
   ),
   intakeThreads: withDefault(

@@ -67,7 +67,6 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
   const services = createApiServices(config, metrics, deps.resolveHost, (error) => app.log.warn(`redis: ${error.message}`));
   // Only JSON bodies: a text/plain body would otherwise reach the routes as a string.
   app.removeContentTypeParser(["text/plain"]);
-  registerRequestDecoding(app);
   registerJsonBodies(app, config.intakeThreadMinBytes);
 
   app.setErrorHandler<FastifyError>((error, request, reply) => {
@@ -124,6 +123,7 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
     tenantRoutes.addHook("onRequest", async (request, reply) => {
       if (request.method === "POST") await admission.admit(request, reply);
     });
+    registerRequestDecoding(tenantRoutes, (request, bytes) => admission.grow(request, bytes));
     registerCompactionRoutes(tenantRoutes, services);
     registerBatchRoutes(tenantRoutes, services);
   });

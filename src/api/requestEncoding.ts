@@ -3,9 +3,10 @@
  * to a quarter or less, so an agent far from the service, or an HTTP client
  * or proxy on its way, may send it with `Content-Encoding: gzip` (or
  * deflate, or br). The body is decompressed as it arrives, before the JSON
- * parser reads it, and fastify's body limit counts what comes out: a few
- * kilobytes that would expand to gigabytes are refused like any body over
- * the limit (413), having cost no more than the limit.
+ * parser reads it, and what comes out is what counts: fastify's body limit
+ * refuses a few kilobytes that would expand to gigabytes like any body over
+ * it (413), having read no more than the limit, and intake admission counts
+ * each piece against the bytes in flight (intakeAdmission.ts).
  *
  * Until this, the header was ignored: a gzip body went to the JSON parser as
  * it came and was refused as "not valid JSON", about bytes never meant to be
@@ -13,10 +14,10 @@
  * the header (and `Accept-Encoding` saying what is taken, as RFC 9110
  * asks), and bytes that are not what the header says with 400.
  */
-import { PassThrough, type Readable, type Transform } from "node:stream";
+import { Transform, type Readable } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { IncomingHttpHeaders } from "node:http";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ErrorCodes } from "../client/errorCodes.js";
 import { ApiError } from "./apiError.js";
 
@@ -33,13 +34,19 @@ export const ACCEPTED_CODINGS: readonly string[] = Object.keys(DECODERS);
 const ACCEPT_ENCODING = ACCEPTED_CODINGS.join(", ");
 
 /** The coding a request's body declares, lower-cased; undefined for none (no header, or `identity`). */
-export function declaredCoding(headers: IncomingHttpHeaders): string | undefined {
+function declaredCoding(headers: IncomingHttpHeaders): string | undefined {
   const coding = headers["content-encoding"]?.trim().toLowerCase();
   return coding === undefined || coding === "" || coding === "identity" ? undefined : coding;
 }
 
+/**
+ * What is told of each piece a body decompresses to, before it goes on:
+ * intake admission counts it (intakeAdmission.ts), and throws to refuse it.
+ */
+export type OnDecoded = (request: FastifyRequest, bytes: number) => void;
+
 /** Decompresses every request body that declares a Content-Encoding this API takes. */
-export function registerRequestDecoding(app: FastifyInstance): void {
+export function registerRequestDecoding(app: FastifyInstance, onDecoded: OnDecoded): void {
   app.addHook("preParsing", async (request, _reply, payload) => {
     const coding = declaredCoding(request.headers);
     if (coding === undefined) return payload;
@@ -56,7 +63,7 @@ export function registerRequestDecoding(app: FastifyInstance): void {
         { "accept-encoding": ACCEPT_ENCODING },
       );
     }
-    return decoded(payload, decoder(), coding);
+    return decoded(payload, decoder(), coding, (bytes) => onDecoded(request, bytes));
   });
 }
 
@@ -66,8 +73,17 @@ export function registerRequestDecoding(app: FastifyInstance): void {
  * over the wire, to hold them to Content-Length while it holds what comes
  * out to the body limit.
  */
-function decoded(payload: Readable, decoder: Transform, coding: string): Readable {
-  const out = new PassThrough() as PassThrough & { receivedEncodedLength: number };
+function decoded(payload: Readable, decoder: Transform, coding: string, count: (bytes: number) => void): Readable {
+  const out = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      try {
+        count(chunk.length);
+        done(null, chunk);
+      } catch (err) {
+        done(err as Error);
+      }
+    },
+  }) as Transform & { receivedEncodedLength: number };
   out.receivedEncodedLength = 0;
   payload.on("data", (chunk: Buffer) => {
     out.receivedEncodedLength += chunk.length;

@@ -102,14 +102,24 @@ describe("the API before it reads a body", () => {
     expect(refused.headers["retry-after"]).toBeDefined();
   });
 
-  it("counts a compressed body as the body limit, what it may decompress to", async () => {
-    const { port } = await startApi({ COMPACTD_MAX_INTAKE_BYTES: String(2 * MIB), COMPACTD_BODY_LIMIT_BYTES: String(2 * MIB) });
-    // A few hundred bytes announced, but gzip: it holds the 2 MiB limit of the intake's bytes.
+  it("admits a compressed body on what it announces, and lets others in beside it", async () => {
+    const { port } = await startApi({ COMPACTD_MAX_INTAKE_BYTES: String(MIB), COMPACTD_BODY_LIMIT_BYTES: String(2 * MIB) });
     const gzipped = gzipSync(JSON.stringify(markedRequest("compressed")));
     const compressed = partialPost(port, { ...bearer("acme"), "content-encoding": "gzip" }, gzipped.length, 0, gzipped.subarray(0, 100));
     expect(await pending(compressed)).toBe(true);
-    const refused = await partialPost(port, bearer("acme"), 1024, 100);
+    expect(await pending(partialPost(port, bearer("acme"), 1024, 100))).toBe(true);
+  });
+
+  it("answers 503 when a compressed body decompresses past the bytes in flight while others hold them", async () => {
+    const { port } = await startApi({ COMPACTD_MAX_INTAKE_BYTES: String(MIB), COMPACTD_BODY_LIMIT_BYTES: String(4 * MIB) });
+    const holder = partialPost(port, bearer("acme"), MIB / 2);
+    expect(await pending(holder)).toBe(true);
+    // About 1.2 MB of JSON in a few kilobytes: admitted on those, refused as it grows past the 1 MiB in flight.
+    const json = JSON.stringify(markedRequest("grows", { messages: [{ role: "user", content: "x".repeat(1_200_000) }] }));
+    const gzipped = gzipSync(json);
+    const refused = await partialPost(port, { ...bearer("acme"), "content-encoding": "gzip" }, gzipped.length, 0, gzipped);
     expect(refused.statusCode).toBe(503);
+    expect(refused.headers["retry-after"]).toBeDefined();
     expect(await bodyOf(refused)).toMatchObject({ error: { code: "busy" } });
   });
 });

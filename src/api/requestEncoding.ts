@@ -21,14 +21,15 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ErrorCodes } from "../client/errorCodes.js";
 import { ApiError } from "./apiError.js";
 
-const DECODERS: Readonly<Record<string, () => Transform>> = {
-  gzip: createGunzip,
-  deflate: createInflate,
-  br: createBrotliDecompress,
-};
+/** A Map, not an object literal: a header naming `constructor` or `__proto__` must find no decoder. */
+const DECODERS: ReadonlyMap<string, () => Transform> = new Map([
+  ["gzip", createGunzip],
+  ["deflate", createInflate],
+  ["br", createBrotliDecompress],
+]);
 
 /** The codings taken besides `identity`. */
-export const ACCEPTED_CODINGS: readonly string[] = Object.keys(DECODERS);
+export const ACCEPTED_CODINGS: readonly string[] = [...DECODERS.keys()];
 
 /** The same, as an `Accept-Encoding` value. */
 const ACCEPT_ENCODING = ACCEPTED_CODINGS.join(", ");
@@ -52,7 +53,7 @@ export function registerRequestDecoding(app: FastifyInstance, onDecoded: OnDecod
     if (coding === undefined) return payload;
     // fastify reads a body only for the methods that carry one; a GET that declares a coding has nothing to decode.
     if (request.method === "GET" || request.method === "HEAD") return payload;
-    const decoder = DECODERS[coding === "x-gzip" ? "gzip" : coding];
+    const decoder = DECODERS.get(coding === "x-gzip" ? "gzip" : coding);
     if (decoder === undefined) {
       throw new ApiError(
         415,

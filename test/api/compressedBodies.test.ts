@@ -92,14 +92,18 @@ describe("POST /v1/compactions with a compressed body", () => {
     expect(error.message).toMatch(/decompress/);
   });
 
-  it("refuses an encoding it does not take with 415, naming the header and what it takes", async () => {
-    const response = await post(Buffer.from(JSON.stringify(request)), { "content-encoding": "compress" });
-    expect(response.status).toBe(415);
-    expect(response.headers.get("accept-encoding")).toBe("gzip, deflate, br");
-    const { error } = (await response.json()) as { error: { code: string; message: string } };
-    expect(error.code).toBe("unsupported_media_type");
-    expect(error.message).toMatch(/content-encoding/i);
-  });
+  // Names an object literal answers to by inheritance stand for no coding either.
+  it.each(["compress", "gzip, br", "constructor", "toString", "__proto__"])(
+    "refuses an encoding it does not take (%s) with 415, naming the header and what it takes",
+    async (coding) => {
+      const response = await post(Buffer.from(JSON.stringify(request)), { "content-encoding": coding });
+      expect(response.status).toBe(415);
+      expect(response.headers.get("accept-encoding")).toBe("gzip, deflate, br");
+      const { error } = (await response.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe("unsupported_media_type");
+      expect(error.message).toMatch(/content-encoding/i);
+    },
+  );
 
   it("refuses a body that is not what its content-encoding says with 400 naming the header", async () => {
     const response = await post(JSON.stringify(request), { "content-encoding": "gzip" });

@@ -106,6 +106,10 @@ export function prepare(
   );
 
   const topSystemTokens = estimator.systemTokens(conversation);
+  // Counted exactly, and before the total is priced: system messages are kept
+  // verbatim (they are in keptTokens anyway) and need not read like the head
+  // whose sample prices the rest, so an estimate of them could be far off.
+  const systemMessageTokens = exactSum(messages.slice(0, systemEnd), estimator);
   const historyFileOperations = collectFileOperations(messagesToSummarize, inheritedFiles);
   return {
     firstKeptIndex: cut.firstKeptIndex,
@@ -124,7 +128,7 @@ export function prepare(
     turnPrefixTokens,
     fileOperations: collectFileOperations(turnPrefixMessages, historyFileOperations),
     historyFileOperations,
-    keptTokens: topSystemTokens + exactSum(messages.slice(0, systemEnd), estimator) + cut.keptTokens,
+    keptTokens: topSystemTokens + systemMessageTokens + cut.keptTokens,
     checkpointTurnId: checkpointTurnId(messages, start, historyEnd),
   };
 }

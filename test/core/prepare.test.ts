@@ -118,6 +118,22 @@ describe("prepare", () => {
     expect(counted).toBeLessThan(conv.messages.length / 2);
   });
 
+  it("counts OpenAI system and developer messages exactly in tokensBefore, however unlike the head their text is", () => {
+    // A system prompt in another script than the turns: priced at the head's ratio it was a fifth short.
+    const system = { role: "system", content: "请用简体中文回答所有问题并保持简洁。".repeat(330) };
+    const turns = Array.from({ length: 10 }, (_, i) => [
+      { role: "user", content: `Step ${i}: ` + "describe the next part of the migration plan in detail ".repeat(75) },
+      { role: "assistant", content: `Done with step ${i}.` },
+    ]).flat();
+    const conv = parseConversation({ messages: [system, ...turns] });
+    const prep = prepare(conv, normalizeSettings({ contextWindow: 100_000, keepRecentTokens: 3_000 }), new TokenEstimator())!;
+    const exact = new TokenEstimator();
+    const systemTokens = exact.count(conv.messages[0]!);
+    const exactTotal = conv.messages.reduce((s, m) => s + exact.count(m), 0);
+    expect(systemTokens).toBeGreaterThan(exactTotal / 5);
+    expect(Math.abs(prep.tokensBefore - exactTotal) / exactTotal).toBeLessThan(0.02);
+  });
+
   it("scales every count to the provider's reported usage", () => {
     const raw = conversation(...Array.from({ length: 6 }, () => reactTurn({ rounds: 5, toolResultChars: 2_000 })));
     const plain = prepare(parseConversation(raw), settings, new TokenEstimator())!;

@@ -13,8 +13,11 @@
 import { findCutPoint, type CutPoint } from "./cutPoint.js";
 import type { Conversation, Message } from "./message.js";
 import type { Settings } from "./settings.js";
-import { previousSummaryOf } from "./summaryEnvelope.js";
+import { previousSummaryOf, summaryMessage } from "./summaryEnvelope.js";
 import type { TokenEstimator } from "./tokenEstimator.js";
+
+/** About what an o200k token of English takes in UTF-8: a range whose bytes exceed the envelope's tokens this many times is larger. */
+const BYTES_PER_TOKEN_OF_PROSE = 4;
 
 export interface CutPlan {
   /** Messages before this index are the system prompt and survive every compaction. */
@@ -28,8 +31,8 @@ export interface CutPlan {
 
 /**
  * Where to cut, or null when compaction cannot help: no message falls outside
- * the keep-recent budget, or the last compaction already left nothing to
- * remove. That null is the guard against the failure mode where every round
+ * the keep-recent budget, the last compaction already left nothing to
+ * remove, or what falls outside is smaller than any summary of it. That null is the guard against the failure mode where every round
  * spends a summarization call on a context it cannot shrink.
  */
 export function planCut(conversation: Conversation, s: Settings, estimator: TokenEstimator): CutPlan | null {
@@ -44,8 +47,32 @@ export function planCut(conversation: Conversation, s: Settings, estimator: Toke
   const previousSummary = candidate === undefined ? undefined : previousSummaryOf(candidate);
   const start = previousSummary === undefined ? systemEnd : systemEnd + 1;
   const cut = findCutPoint(messages, start, s.keepRecentTokens, estimator);
-  if (cut.firstKeptIndex <= start) return null;
+  if (cut.firstKeptIndex <= start || !outweighsAnEmptySummary(messages, start, cut.firstKeptIndex, estimator)) return null;
   return { systemEnd, start, previousSummary, cut };
+}
+
+/**
+ * Whether the messages a compaction would replace could be larger than the
+ * summary replacing them. The newest group is kept whatever its size, so a
+ * pasted log behind a greeting leaves only the greeting outside the budget,
+ * and summarizing it pays a model call to hand back a longer conversation.
+ * No summary is smaller than its envelope with nothing inside, so a range no
+ * larger than that cannot shrink. Byte lengths bound the range first, and the
+ * walk stops as soon as they put it well above the envelope; only a range of
+ * a few short messages is counted exactly (and those counts travel with the
+ * job like the tail's).
+ */
+function outweighsAnEmptySummary(messages: readonly Message[], start: number, end: number, estimator: TokenEstimator): boolean {
+  const emptySummary = estimator.countRecurringText(summaryMessage("").content);
+  let bound = 0;
+  for (let i = start; i < end; i++) {
+    bound += estimator.upperBound(messages[i]!);
+    if (bound > emptySummary * BYTES_PER_TOKEN_OF_PROSE) return true;
+  }
+  if (bound <= emptySummary) return false;
+  let exact = 0;
+  for (let i = start; i < end; i++) exact += estimator.count(messages[i]!);
+  return exact > emptySummary;
 }
 
 /**

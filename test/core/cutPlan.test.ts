@@ -23,6 +23,23 @@ describe("planCut", () => {
     }
   });
 
+  it("is null when what lies outside the budget is smaller than any summary of it: a greeting before a pasted log", () => {
+    const log = Array.from({ length: 3_000 }, (_, i) => `2026-12-03T10:${String(i % 60).padStart(2, "0")} worker ${i}: request served in ${i % 97} ms`).join("\n");
+    const messages = [
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "Hello! How can I help?" },
+      { role: "user", content: `Why is this slow?\n${log}` },
+    ];
+    const window = normalizeSettings({ contextWindow: 200_000 });
+    // The log alone is over the keep-recent budget, so it is the newest group, kept whatever its size.
+    const estimator = new TokenEstimator();
+    expect(estimator.count(parseConversation(messages).messages[2]!)).toBeGreaterThan(window.keepRecentTokens);
+    expect(planCut(parseConversation(messages), window, new TokenEstimator())).toBeNull();
+    // A range that could outweigh a summary is still cut.
+    const longer = [{ role: "user", content: "Set up the project. " + "It must build on Node 20 and 22, with strict types. ".repeat(20) }, ...messages.slice(1)];
+    expect(planCut(parseConversation(longer), window, new TokenEstimator())?.cut.firstKeptIndex).toBe(2);
+  });
+
   it("hands over counts with which the worker's prepare tokenizes none of the walked messages again", () => {
     const conv = parseConversation(long());
     prepare(conv, settings, new TokenEstimator()); // the prompt's fixed texts are counted once per process

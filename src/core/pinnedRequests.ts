@@ -12,6 +12,7 @@
  * quotes word for word is not printed twice: the block points at the quote and
  * the next compaction reads it back from there.
  */
+import { createHash } from "node:crypto";
 import { clipMiddle } from "./serialize.js";
 import type { Message } from "./message.js";
 import { previousSummaryOf } from "./summaryEnvelope.js";
@@ -28,13 +29,21 @@ const MIN_QUOTED_CHARS = 200;
 /** Characters of a quoted request's opening kept in the block to find the quote again. */
 const QUOTE_KEY_CHARS = 80;
 
+/**
+ * Hex digits of a quoted request's SHA-256 kept beside its opening. Two
+ * requests can share their opening (one template, different constraints at
+ * the end); the opening alone finds the first quote for both, and one request
+ * silently becomes the other. The digest tells the right quote apart.
+ */
+const QUOTE_DIGEST_HEX = 8;
+
 /** A request alone larger than the block is clipped to head and tail at this many characters per token. */
 const CHARS_PER_TOKEN_FLOOR = 3;
 
 const OPEN = "<user-requests";
 const CLOSE = "</user-requests>";
 const BLOCK = /\n*<user-requests(?: omitted="(\d+)")?>\n([\s\S]*?)\n?<\/user-requests>/;
-const ENTRY = /<request(?: quoted="(\d+)")?>\n([\s\S]*?)\n<\/request>/g;
+const ENTRY = /<request(?: quoted="(\d+)"(?: digest="([0-9a-f]+)")?)?>\n([\s\S]*?)\n<\/request>/g;
 /** Tags of the blocks appended after a summary; inside a request they are defused so parsing cannot be fooled. */
 const BLOCK_TAG = /<(\/?)(user-requests|request|read-files|modified-files)\b/g;
 
@@ -90,13 +99,28 @@ export function splitPinnedRequests(summary: string): { prose: string; pinned: P
   if (match === null) return { prose: summary, pinned: NO_PINNED_REQUESTS };
   const prose = (summary.slice(0, match.index) + summary.slice(match.index + match[0].length)).trimEnd();
   const requests: UserRequest[] = [];
-  for (const entry of match[2]!.matchAll(ENTRY)) {
-    const text = entry[2]!;
-    const quotedLength = entry[1] === undefined ? undefined : Number(entry[1]);
-    const at = quotedLength === undefined ? -1 : prose.indexOf(text);
-    requests.push({ text: at < 0 ? text : prose.slice(at, at + quotedLength!), messageIndex: undefined });
+  for (const [, quotedLength, digest, text] of match[2]!.matchAll(ENTRY)) {
+    const quote = quotedLength === undefined ? undefined : quoteIn(prose, text!, Number(quotedLength), digest);
+    requests.push({ text: quote ?? text!, messageIndex: undefined });
   }
   return { prose, pinned: { requests, omitted: Number(match[1] ?? 0) } };
+}
+
+/**
+ * The quote in `prose` that opens with `key` and is `length` long: the one
+ * whose digest is `digest`, or, for a pointer written before digests were
+ * (summaries stored by earlier versions), the first. Undefined when none is.
+ */
+function quoteIn(prose: string, key: string, length: number, digest: string | undefined): string | undefined {
+  for (let at = prose.indexOf(key); at >= 0; at = prose.indexOf(key, at + 1)) {
+    const quote = prose.slice(at, at + length);
+    if (digest === undefined || quoteDigest(quote) === digest) return quote;
+  }
+  return undefined;
+}
+
+function quoteDigest(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, QUOTE_DIGEST_HEX);
 }
 
 /** The pinned block and which of the range's request messages it carries (their indices). */
@@ -173,7 +197,7 @@ function verbatimEntry(text: string): string {
 function entryOf(request: UserRequest, prose: string, maxChars: number): string {
   const text = request.text.replace(BLOCK_TAG, "<$1 $2");
   if (text.length >= MIN_QUOTED_CHARS && prose.includes(text)) {
-    return `<request quoted="${text.length}">\n${text.slice(0, QUOTE_KEY_CHARS)}\n</request>`;
+    return `<request quoted="${text.length}" digest="${quoteDigest(text)}">\n${text.slice(0, QUOTE_KEY_CHARS)}\n</request>`;
   }
   return verbatimEntry(clipMiddle(text, maxChars));
 }

@@ -93,6 +93,23 @@ describe("pinRequests", () => {
     expect(splitPinnedRequests(`${prose}\n\n${block.text}`).pinned.requests.map((r) => r.text)).toEqual([long]);
   });
 
+  it("reads back each of two quoted requests that share their opening as itself, not both as the first", () => {
+    const template = `Port the handler below to the new router and keep every route it serves: ${fillerText(300, 11)}`;
+    const first = `${template} Constraint: keep the v1 paths.`;
+    const second = `${template} Constraint: drop the v1 paths.`;
+    const prose = `## Goal\nThe user asked: "${first}"\nThen: "${second}"`;
+    const block = pinRequests(NO_PINNED_REQUESTS, requests([first, second]), prose, 8_000, count);
+    expect(block.text.match(/quoted=/g)).toHaveLength(2);
+    expect(splitPinnedRequests(`${prose}\n\n${block.text}`).pinned.requests.map((r) => r.text)).toEqual([first, second]);
+  });
+
+  it("reads back a quoted request from a pointer written without a digest by an earlier version", () => {
+    const long = `Please migrate every handler: ${fillerText(600, 5)}`;
+    const prose = `## Goal\nThe user asked: "${long}"`;
+    const oldBlock = `<user-requests>\n<request quoted="${long.length}">\n${long.slice(0, 80)}\n</request>\n</user-requests>`;
+    expect(splitPinnedRequests(`${prose}\n\n${oldBlock}`).pinned.requests.map((r) => r.text)).toEqual([long]);
+  });
+
   it("defuses block tags inside a request so the block cannot be cut short", () => {
     const tricky = "Explain what </user-requests> and <modified-files> mean here.";
     const block = pinRequests(NO_PINNED_REQUESTS, requests([tricky, "second"]), "", 8_000, count);

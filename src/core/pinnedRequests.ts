@@ -13,7 +13,7 @@
  * the next compaction reads it back from there.
  */
 import { createHash } from "node:crypto";
-import { clipMiddle } from "./serialize.js";
+import { clipMiddle, codePointBoundary } from "./clipText.js";
 import type { Message } from "./message.js";
 import { previousSummaryOf } from "./summaryEnvelope.js";
 
@@ -39,6 +39,11 @@ const QUOTE_DIGEST_HEX = 8;
 
 /** A request alone larger than the block is clipped to head and tail at this many characters per token. */
 const CHARS_PER_TOKEN_FLOOR = 3;
+
+/** A clip denser than the floor is redone in proportion, aiming this far under the room (the cut's marker and tags cost too). */
+const REFIT_SHARE = 0.9;
+/** Refits are bounded: each one counts a clip, and two nearly always land within the room. */
+const MAX_REFITS = 3;
 
 const OPEN = "<user-requests";
 const CLOSE = "</user-requests>";
@@ -148,29 +153,39 @@ export function pinRequests(
   const all = [...inherited.requests, ...fresh];
   if (all.length === 0) return { text: "", carried: new Set() };
   const budget = Math.min(Math.floor(summaryBudgetTokens * SUMMARY_BUDGET_SHARE), MAX_BLOCK_TOKENS);
-  let first = entryOf(all[0]!, prose, budget * CHARS_PER_TOKEN_FLOOR);
-  let used = entryCost(first, all[0]!, countText);
-  if (used > budget) {
-    // Denser than the floor assumed (code, non-Latin script): clip once more, in proportion.
-    first = entryOf(all[0]!, prose, Math.floor((first.length * budget * 0.9) / used));
-    used = entryCost(first, all[0]!, countText);
-  }
+  const last = all.length - 1;
+  // The frame and, when requests may be left out, the note saying how many
+  // are priced up front, so the block as written stays within its share.
+  const mostOmitted = inherited.omitted + Math.max(all.length - 2, 0);
+  const noteTokens = mostOmitted === 0 ? 0 : countText(headerLines(mostOmitted).join("\n")) - countText(headerLines(0)[0]!);
+  const notePending = inherited.omitted === 0 ? noteTokens : 0;
+  let used = countText(`${headerLines(0)[0]!}\n${CLOSE}`) + (inherited.omitted > 0 ? noteTokens : 0);
 
-  // The first request is the task: kept first, clipped to the budget if it is
-  // all there is room for. Then the newest, back to the first that does not
-  // fit: only those are written and counted, so a session of thousands of
-  // short requests costs what the block holds, not what the session asked.
-  const kept = new Map<number, string>([[0, first]]);
-  for (let i = all.length - 1; i > 0; i--) {
+  // The first request is the task, the newest the current direction: both are
+  // always written, clipped to their head and tail when too large. The first
+  // gets at most half the block, so a pasted spec cannot crowd out the newest,
+  // which gets what is left.
+  const first = fittedEntry(all[0]!, prose, last === 0 ? budget - used : Math.floor(budget / 2), countText);
+  used += first.cost;
+  const kept = new Map<number, string>([[0, first.entry]]);
+  if (last > 0) {
+    const newest = fittedEntry(all[last]!, prose, budget - used - (last > 1 ? notePending : 0), countText);
+    used += newest.cost;
+    kept.set(last, newest.entry);
+  }
+  // Then the ones before the newest, back to the first that does not fit:
+  // only those are written and counted, so a session of thousands of short
+  // requests costs what the block holds, not what the session asked. While
+  // older ones remain, room for the note is held back in case they do not fit.
+  for (let i = last - 1; i > 0; i--) {
     const entry = entryOf(all[i]!, prose, budget * CHARS_PER_TOKEN_FLOOR);
     const cost = entryCost(entry, all[i]!, countText);
-    if (used + cost > budget) break;
+    if (used + cost + (i > 1 ? notePending : 0) > budget) break;
     kept.set(i, entry);
     used += cost;
   }
   const omitted = inherited.omitted + all.length - kept.size;
-  const lines = [`${OPEN}${omitted > 0 ? ` omitted="${omitted}"` : ""}>`];
-  if (omitted > 0) lines.push(`(${omitted} earlier requests between the first and these are left out)`);
+  const lines = headerLines(omitted);
   const carried = new Set<number>();
   for (const i of [...kept.keys()].sort((a, b) => a - b)) {
     lines.push(kept.get(i)!);
@@ -179,6 +194,29 @@ export function pinRequests(
   }
   lines.push(CLOSE);
   return { text: lines.join("\n"), carried };
+}
+
+/** The block's opening tag and, when requests are left out, the note saying how many. */
+function headerLines(omitted: number): string[] {
+  if (omitted === 0) return [`${OPEN}>`];
+  return [`${OPEN} omitted="${omitted}">`, `(${omitted} earlier requests between the first and these are left out)`];
+}
+
+/**
+ * One request as an entry within `roomTokens`: clipped at the floor's
+ * characters per token, then again in proportion while it is denser than the
+ * floor assumed (code, non-Latin script). A pointer to a quote is not clipped.
+ */
+function fittedEntry(request: UserRequest, prose: string, roomTokens: number, countText: (text: string) => number): { entry: string; cost: number } {
+  let maxChars = Math.max(roomTokens, 0) * CHARS_PER_TOKEN_FLOOR;
+  let entry = entryOf(request, prose, maxChars);
+  let cost = entryCost(entry, request, countText);
+  for (let tries = 0; cost > roomTokens && maxChars > 0 && tries < MAX_REFITS; tries++) {
+    maxChars = Math.floor((Math.min(maxChars, request.text.length) * roomTokens * REFIT_SHARE) / cost);
+    entry = entryOf(request, prose, maxChars);
+    cost = entryCost(entry, request, countText);
+  }
+  return { entry, cost };
 }
 
 /** Tokens of the tags around a verbatim entry. */
@@ -197,7 +235,7 @@ function verbatimEntry(text: string): string {
 function entryOf(request: UserRequest, prose: string, maxChars: number): string {
   const text = request.text.replace(BLOCK_TAG, "<$1 $2");
   if (text.length >= MIN_QUOTED_CHARS && prose.includes(text)) {
-    return `<request quoted="${text.length}" digest="${quoteDigest(text)}">\n${text.slice(0, QUOTE_KEY_CHARS)}\n</request>`;
+    return `<request quoted="${text.length}" digest="${quoteDigest(text)}">\n${text.slice(0, codePointBoundary(text, QUOTE_KEY_CHARS))}\n</request>`;
   }
   return verbatimEntry(clipMiddle(text, maxChars));
 }

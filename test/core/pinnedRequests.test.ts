@@ -39,8 +39,8 @@ describe("pinRequests", () => {
       return count(text);
     });
     const kept = block.text.match(/<request>/g)!.length;
-    // The first, the newest that fit, and the one that did not.
-    expect(counted).toHaveLength(kept + 1);
+    // The first, the newest that fit, and the one that did not (besides the block's frame).
+    expect(counted.filter((text) => !text.startsWith("<user-requests"))).toHaveLength(kept + 1);
     expect(block.text).toContain("request 0:");
     expect(block.text).toContain("request 4999:");
     expect(block.text).toContain(`omitted="${5_000 - kept}"`);
@@ -82,6 +82,48 @@ describe("pinRequests", () => {
     expect(block.text).toContain("SPEC END");
     expect(block.text).toContain("characters cut");
     expect(estimator.countText(block.text)).toBeLessThanOrEqual(1_000 + 20);
+  });
+
+  it("never drops the newest request, however large the first: the first gets at most half the block", () => {
+    const spec = `SPEC START ${fillerText(50_000, 3)} SPEC END`;
+    const newest = `Now also make the export button write CSV, not JSON, with these columns: ${fillerText(1_600, 21)}`;
+    const block = pinRequests(NO_PINNED_REQUESTS, requests([spec, "looks good", "continue with step 2", newest]), "", 8_000, count);
+    expect(block.text).toContain(newest);
+    const first = /<request>\n(SPEC START[\s\S]*?)\n<\/request>/.exec(block.text)![1]!;
+    expect(first).toContain("SPEC END");
+    expect(count(first)).toBeLessThanOrEqual(500);
+    expect(count(block.text)).toBeLessThanOrEqual(1_000);
+  });
+
+  it("clips a newest request larger than the room left to its head and tail, rather than leave it out", () => {
+    const task = "Build the importer.";
+    const newest = `LOG START ${fillerText(40_000, 9)} LOG END`;
+    const block = pinRequests(NO_PINNED_REQUESTS, requests([task, newest]), "", 8_000, count);
+    expect(block.text).toContain(task);
+    expect(block.text).toContain("LOG START");
+    expect(block.text).toContain("LOG END");
+    expect(count(block.text)).toBeLessThanOrEqual(1_000);
+  });
+
+  it("prices the block as it is written: its exact tokens stay within its share", () => {
+    const cases = [
+      Array.from({ length: 60 }, (_, i) => `Request ${i}: ${fillerText(150 + ((i * 37) % 300), i * 13)}`),
+      [`日本語の仕様 ${"データを変換する。".repeat(2_000)}`, "次は？", `最後の依頼 ${"確認してください。".repeat(500)}`],
+      [fillerText(9_000, 1), fillerText(9_000, 2), fillerText(9_000, 3)],
+    ];
+    for (const texts of cases) {
+      const block = pinRequests(NO_PINNED_REQUESTS, requests(texts), "", 8_000, count);
+      expect(count(block.text)).toBeLessThanOrEqual(1_000);
+    }
+  });
+
+  it("never writes half of a character when it clips a request", () => {
+    for (const [opening, summaryBudget] of ["", "y"].flatMap((o) => [2_000, 2_400, 3_000, 3_600, 8_000].map((b) => [o, b] as const))) {
+      const emoji = `${opening}${"😀".repeat(3_001)}x${"🎉".repeat(3_001)}`;
+      const block = pinRequests(NO_PINNED_REQUESTS, requests([emoji]), "", summaryBudget, count);
+      expect(block.text).toContain("characters cut");
+      expect(block.text).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+    }
   });
 
   it("points at a long request the summary quotes verbatim, and recovers it from there next time", () => {

@@ -500,8 +500,10 @@ function indicesFrom(from: number, count: number): number[] {
 
 /**
  * Token counts for the pinned requests, each text tokenized at most once per
- * job: a request that is its message's only block is priced by the message's
- * own count when the estimator already has it. Those counts are taken now,
+ * job: a request that is its message's only block, word for word, is priced
+ * by the message's own count when the estimator already has it (a request
+ * read out of harness markup, such as a slash command, or trimmed, is not
+ * that block's text and is counted as written). Those counts are taken now,
  * from `messages` (the conversation's), since the estimator lets go of its
  * messages once the prompts are built.
  */
@@ -509,7 +511,9 @@ function requestCounter(estimator: TokenEstimator, requests: readonly UserReques
   const counts = new Map<string, number>();
   for (const { text, messageIndex } of requests) {
     const message = messageIndex === undefined ? undefined : messages[messageIndex];
-    if (message !== undefined && message.blocks.length === 1 && estimator.isCounted(message)) {
+    if (message === undefined || message.blocks.length !== 1) continue;
+    const only = message.blocks[0]!;
+    if (only.type === "text" && only.text === text && estimator.isCounted(message)) {
       counts.set(text, estimator.count(message) - MESSAGE_OVERHEAD_TOKENS * estimator.scaleFactor);
     }
   }

@@ -6,16 +6,18 @@
  * the third. So, like the file blocks, the requests are carried mechanically:
  * collected from the summarized messages, merged with the ones the previous
  * summary carried, and appended after the summary in a tagged block, within a
- * bounded share of the summary budget. When they do not all fit, the first
- * request (the task) and the newest ones (the current direction) are kept and
- * the number of the others is stated. A long request the summary already
- * quotes word for word is not printed twice: the block points at the quote and
- * the next compaction reads it back from there.
+ * bounded share of the summary budget. A request made again ("continue") is
+ * carried once. When they do not all fit, the first request (the task) and the
+ * newest ones (the current direction) are kept and the number of the others is
+ * stated. A long request the summary already quotes word for word is not
+ * printed twice: the block points at the quote and the next compaction reads
+ * it back from there.
  */
 import { createHash } from "node:crypto";
 import { clipMiddle, codePointBoundary } from "./clipText.js";
 import type { Message } from "./message.js";
 import { previousSummaryOf } from "./summaryEnvelope.js";
+import { typedTextOf } from "./typedText.js";
 
 /** The block's share of the summary budget. */
 const SUMMARY_BUDGET_SHARE = 1 / 4;
@@ -72,27 +74,18 @@ export interface PinnedRequests {
 export const NO_PINNED_REQUESTS: PinnedRequests = { requests: [], omitted: 0 };
 
 /**
- * The user's requests among `messages`: the text of user messages (not tool
- * results, not a compaction summary). A message that is nothing but markup
- * elements (`<task-notification>…`, `<local-command-stdout>…`) was written
- * by the agent's harness, not typed by the user, and is left out.
+ * The user's requests among `messages`: what the user typed (see typedText.ts:
+ * not tool output, not harness markup), in any message but a compaction
+ * summary.
  */
 export function userRequestsOf(messages: readonly Message[]): UserRequest[] {
   const requests: UserRequest[] = [];
   for (const message of messages) {
-    if (message.kind !== "user" || previousSummaryOf(message) !== undefined) continue;
-    const text = message.blocks
-      .flatMap((b) => (b.type === "text" ? [b.text] : []))
-      .join("\n")
-      .trim();
-    if (text === "" || isMarkupOnly(text)) continue;
-    requests.push({ text, messageIndex: message.index });
+    if (previousSummaryOf(message) !== undefined) continue;
+    const text = typedTextOf(message);
+    if (text !== "") requests.push({ text, messageIndex: message.index });
   }
   return requests;
-}
-
-function isMarkupOnly(text: string): boolean {
-  return /^</.test(text) && text.replace(/<([\w-]+)(?:\s[^>]*)?>[\s\S]*?<\/\1>/g, "").trim() === "";
 }
 
 /**
@@ -150,7 +143,8 @@ export function pinRequests(
    */
   countText: (text: string) => number,
 ): PinnedBlock {
-  const all = [...inherited.requests, ...fresh];
+  const everyRequest = [...inherited.requests, ...fresh];
+  const all = lastOccurrences(everyRequest);
   if (all.length === 0) return { text: "", carried: new Set() };
   const budget = Math.min(Math.floor(summaryBudgetTokens * SUMMARY_BUDGET_SHARE), MAX_BLOCK_TOKENS);
   const last = all.length - 1;
@@ -186,14 +180,34 @@ export function pinRequests(
   }
   const omitted = inherited.omitted + all.length - kept.size;
   const lines = headerLines(omitted);
-  const carried = new Set<number>();
+  const keptWords = new Set<string>();
   for (const i of [...kept.keys()].sort((a, b) => a - b)) {
     lines.push(kept.get(i)!);
-    const { messageIndex } = all[i]!;
-    if (messageIndex !== undefined) carried.add(messageIndex);
+    keptWords.add(wordsOf(all[i]!));
   }
   lines.push(CLOSE);
+  // A repeat of a kept request is carried by it: its words are in the block.
+  const carried = new Set<number>();
+  for (const request of everyRequest) {
+    if (request.messageIndex !== undefined && keptWords.has(wordsOf(request))) carried.add(request.messageIndex);
+  }
   return { text: lines.join("\n"), carried };
+}
+
+/**
+ * Each request once, where it was last made. "continue" said thirty times, or
+ * an instruction resent, is one request; pinned thirty times it would crowd
+ * out the others, and its last occurrence is where it stands in the session.
+ */
+function lastOccurrences(requests: readonly UserRequest[]): UserRequest[] {
+  const lastAt = new Map<string, number>();
+  requests.forEach((request, i) => lastAt.set(wordsOf(request), i));
+  return requests.filter((request, i) => lastAt.get(wordsOf(request)) === i);
+}
+
+/** A request's words as the block writes them (block tags defused), so an inherited copy matches a fresh one. */
+function wordsOf(request: UserRequest): string {
+  return request.text.replace(BLOCK_TAG, "<$1 $2");
 }
 
 /** The block's opening tag and, when requests are left out, the note saying how many. */
@@ -233,7 +247,7 @@ function verbatimEntry(text: string): string {
 
 /** One request as an entry: verbatim, or a pointer to the summary's verbatim quote of it. */
 function entryOf(request: UserRequest, prose: string, maxChars: number): string {
-  const text = request.text.replace(BLOCK_TAG, "<$1 $2");
+  const text = wordsOf(request);
   if (text.length >= MIN_QUOTED_CHARS && prose.includes(text)) {
     return `<request quoted="${text.length}" digest="${quoteDigest(text)}">\n${text.slice(0, codePointBoundary(text, QUOTE_KEY_CHARS))}\n</request>`;
   }

@@ -4,6 +4,7 @@ import { NO_PINNED_REQUESTS, pinRequests, splitPinnedRequests, userRequestsOf } 
 import { summaryMessage } from "../../src/core/summaryEnvelope.js";
 import { TokenEstimator } from "../../src/core/tokenEstimator.js";
 import { fillerText } from "../helpers/conversations.js";
+import { corpusDir, loadClaudeCodeSession } from "../helpers/corpus.js";
 
 const estimator = new TokenEstimator();
 const count = (text: string): number => estimator.countText(text);
@@ -27,6 +28,60 @@ describe("userRequestsOf", () => {
       ]).messages,
     );
     expect(found.map((r) => r.text)).toEqual(["Fix the parser, keep the public API."]);
+  });
+
+  it("takes what the user typed beside tool results in one message, and leaves out the harness's interruption markers", () => {
+    const found = userRequestsOf(
+      parseConversation([
+        { role: "user", content: "Rename the module." },
+        { role: "assistant", content: [{ type: "tool_use", id: "a", name: "Bash", input: { command: "git mv a b" } }] },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "a", content: "The user doesn't want to proceed with this tool use.", is_error: true },
+            { type: "text", text: "[Request interrupted by user for tool use]" },
+          ],
+        },
+        { role: "assistant", content: [{ type: "tool_use", id: "b", name: "Bash", input: { command: "ls" } }] },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "b", content: "a.ts" },
+            { type: "text", text: "Use git mv, and keep the old name as a re-export." },
+          ],
+        },
+        { role: "assistant", content: "working" },
+        { role: "user", content: "[Request interrupted by user]" },
+        { role: "assistant", content: "stopped" },
+      ]).messages,
+    );
+    expect(found.map((r) => [r.messageIndex, r.text])).toEqual([
+      [0, "Rename the module."],
+      [4, "Use git mv, and keep the old name as a re-export."],
+    ]);
+  });
+
+  it("takes a slash command as the user typed it, from Claude Code's command tags or as plain text", () => {
+    const found = requests([
+      "<command-message>review</command-message>\n<command-name>/review</command-name>\n<command-args>src/api only, skip tests</command-args>",
+      "<command-name>/clear</command-name>\n            <command-message>clear</command-message>\n            <command-args></command-args>",
+      "<local-command-stdout>Cleared.</local-command-stdout>",
+      "/deploy staging --dry-run",
+    ]);
+    expect(found.map((r) => r.text)).toEqual(["/review src/api only, skip tests", "/clear", "/deploy staging --dry-run"]);
+  });
+
+  it("reads the requests of real Claude Code sessions: commands as typed, interruptions left out", () => {
+    const texts = (file: string) => userRequestsOf(parseConversation(loadClaudeCodeSession(`${corpusDir}/spotter-claude-code/${file}`)).messages).map((r) => r.text);
+    expect(texts("tool_heavy.jsonl")).toEqual([
+      "start phoenix in background",
+      "/mcp",
+      "scrolling back in xterm.js still does not work (maybe because outer web catches it)? websearch xterm.js tmux interactions",
+    ]);
+    const subagent = texts("subagent.jsonl");
+    expect(subagent[0]).toMatch(/^\/handgemacht:create-beads websearch to learn how to fastest setup credo/);
+    expect(subagent.at(-1)).toBe("create the beads");
+    expect(subagent.filter((text) => text.includes("Request interrupted"))).toEqual([]);
   });
 });
 
@@ -150,6 +205,18 @@ describe("pinRequests", () => {
     const prose = `## Goal\nThe user asked: "${long}"`;
     const oldBlock = `<user-requests>\n<request quoted="${long.length}">\n${long.slice(0, 80)}\n</request>\n</user-requests>`;
     expect(splitPinnedRequests(`${prose}\n\n${oldBlock}`).pinned.requests.map((r) => r.text)).toEqual([long]);
+  });
+
+  it("pins a repeated request once, at its last occurrence, so repeats do not crowd out the others", () => {
+    const texts = ["Migrate the billing service to the new queue.", ...Array.from({ length: 30 }, (_, i) => [`Step ${i}: ${fillerText(120, i * 7)}`, "continue"]).flat()];
+    const block = pinRequests(NO_PINNED_REQUESTS, requests(texts), "", 8_000, count);
+    expect(block.text.match(/<request>\ncontinue\n<\/request>/g)).toHaveLength(1);
+    expect(block.text.trimEnd().endsWith("<request>\ncontinue\n</request>\n</user-requests>")).toBe(true);
+    expect(block.text).toContain("Step 29:");
+    // Every "continue" is represented by the one pinned.
+    expect(block.carried.size).toBe(block.text.match(/<request>/g)!.length - 1 + 30);
+    const again = pinRequests(splitPinnedRequests(block.text).pinned, requests(["continue"]), "", 8_000, count);
+    expect(again.text.match(/<request>\ncontinue\n<\/request>/g)).toHaveLength(1);
   });
 
   it("defuses block tags inside a request so the block cannot be cut short", () => {

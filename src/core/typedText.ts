@@ -5,8 +5,9 @@
  * Agents put more than the user's words in user messages: Claude Code sends
  * `<task-notification>` and `<local-command-stdout>` elements, marks an
  * interruption with `[Request interrupted by user]`, wraps a slash command in
- * `<command-name>`/`<command-args>` tags, and sends what the user types while
- * a tool runs beside the tool's result. A request pinned from harness text
+ * `<command-name>`/`<command-args>` tags, sends what the user types while a
+ * tool runs beside the tool's result, and opens a session it compacted itself
+ * with its own summary. A request pinned from harness text
  * crowds out real ones, and one missed is a user's words lost, so each of
  * these is read as what the user did: typed text kept, a command as it was
  * typed, harness text dropped.
@@ -15,6 +16,12 @@ import type { Message } from "./message.js";
 
 /** Claude Code's marker for a turn the user stopped (`… for tool use` when a tool call was refused). */
 const INTERRUPTION = /^\[Request interrupted by user(?: for tool use)?\]$/;
+/**
+ * Openings of text the harness writes whole, prose included: a background
+ * task's notification, which Claude Code follows with an instruction to read
+ * its output, and Claude Code's own compaction summary, which a model wrote.
+ */
+const HARNESS_OPENING = /^(?:<task-notification>|This session is being continued from a previous conversation that ran out of context\.)/;
 const COMMAND_NAME = /<command-name>([\s\S]*?)<\/command-name>/;
 const COMMAND_ARGS = /<command-args>([\s\S]*?)<\/command-args>/;
 const ELEMENT = /<([\w-]+)(?:\s[^>]*)?>[\s\S]*?<\/\1>/g;
@@ -37,7 +44,7 @@ export function typedTextOf(message: Message): string {
 }
 
 function typedPart(text: string): string {
-  if (INTERRUPTION.test(text)) return "";
+  if (INTERRUPTION.test(text) || HARNESS_OPENING.test(text)) return "";
   if (!isMarkupOnly(text)) return text;
   return slashCommandOf(text) ?? "";
 }

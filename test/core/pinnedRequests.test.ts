@@ -78,6 +78,9 @@ describe("userRequestsOf", () => {
       "/mcp",
       "scrolling back in xterm.js still does not work (maybe because outer web catches it)? websearch xterm.js tmux interactions",
     ]);
+    // Background-task notifications (with the instruction Claude Code appends) and Claude Code's own
+    // compaction summary are the harness speaking: the user asked two things in this session.
+    expect(texts("258c7280-ae70-4798-800f-63464d01a85d.jsonl")).toEqual(["Implement spotter-gqc", "did you push?"]);
     const subagent = texts("subagent.jsonl");
     expect(subagent[0]).toMatch(/^\/handgemacht:create-beads websearch to learn how to fastest setup credo/);
     expect(subagent.at(-1)).toBe("create the beads");

@@ -125,7 +125,7 @@ const schemas: Record<string, Schema> = {
       omitted: {
         type: "integer",
         description:
-          "Summarized messages that neither the summarization request nor the summary represents: for an LLM, the oldest messages left out of its request because they did not fit; for the offline summary, the messages no line of it stands for. User requests carried verbatim after the summary count as represented.",
+          "Summarized messages that neither the summarization request nor the summary represents: for an LLM, the messages left out of its request because they did not fit (the oldest, or, when the summarized range opens with a user request, the messages right after it: the request itself is kept); for the offline summary, the messages no line of it stands for. User requests carried verbatim after the summary count as represented.",
       },
       firstKeptIndex: { type: "integer" },
       replaces: ref("Replaces"),

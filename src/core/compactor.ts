@@ -92,8 +92,9 @@ export interface Result {
   readonly checkpoint: Checkpoint | null;
   /**
    * Summarized messages that neither a summarization request nor the summary
-   * represents: for a model, the oldest messages left out of its request
-   * because they did not fit; for the offline summary, the messages no line of
+   * represents: for a model, the messages left out of its request because
+   * they did not fit (the oldest, or those right after the request a range
+   * opens with, which is kept); for the offline summary, the messages no line of
    * it stands for. A user request carried verbatim after the summary counts
    * as represented.
    */
@@ -274,13 +275,21 @@ export class Compactor {
     const ceilings = offlineCeilings(prep, pinnedTokens + (rootLine === "" ? 0 : estimator.countText(rootLine) + 1));
     const request = (kind: SummaryKind, range: readonly Message[], input: FittedInput, previousSummary: string | undefined, maxTokens: number, offlineTokens: number): RangeRequest => {
       const from = range[0]!.index;
-      const planned = { kind, from, to: from + range.length, omitted: input.omitted, previousSummary, maxTokens, offlineTokens, pathRoot };
+      const omittedFrom = from + (input.leftOut === "afterOpening" ? 1 : 0);
+      const planned = { kind, from, to: from + range.length, omitted: input.omitted, omittedFrom, previousSummary, maxTokens, offlineTokens, pathRoot };
       return this.summarizer === OFFLINE_SUMMARIZER
         ? // The chosen summarizer needs the messages, which are at hand only now: it writes the summary here.
           { ...planned, prompt: undefined, written: offlineRangeSummary(planned, range, estimator, []) }
         : {
             ...planned,
-            prompt: buildSummarizationPrompt({ kind, transcript: input.transcript, previousSummary, omitted: input.omitted, instructions: options.instructions }),
+            prompt: buildSummarizationPrompt({
+              kind,
+              transcript: input.transcript,
+              previousSummary,
+              omitted: input.omitted,
+              leftOut: input.leftOut,
+              instructions: options.instructions,
+            }),
             written: undefined,
           };
     };
@@ -372,7 +381,7 @@ export class Compactor {
         const outcome = response.stopReason === CONTEXT_WINDOW_EXCEEDED ? "overflow" : response.truncated ? "truncated" : text === "" ? "empty" : "ok";
         report(outcome, started, { response });
         if (outcome === "ok") {
-          return { text, failures: [], writer: summarizer.name, unrepresented: indicesFrom(range.from, omitted) };
+          return { text, failures: [], writer: summarizer.name, unrepresented: indicesFrom(range.omittedFrom, omitted) };
         }
         if (outcome === "overflow") {
           fail(outcome, "summarization request filled the summarizer's context window");
@@ -438,8 +447,9 @@ interface PlannedRange {
   /** The range is the conversation's messages `from` (inclusive) to `to` (exclusive): the offline summary reads them all. */
   readonly from: number;
   readonly to: number;
-  /** How many of the range's oldest messages the prompt's transcript left out. */
+  /** How many of the range's messages the prompt's transcript left out, and the index of the first of them. */
   readonly omitted: number;
+  readonly omittedFrom: number;
   readonly previousSummary: string | undefined;
   readonly maxTokens: number;
   /** The offline summary's ceiling for this range (see offlineCeilings). */
@@ -500,8 +510,10 @@ function indicesFrom(from: number, count: number): number[] {
 
 /**
  * Token counts for the pinned requests, each text tokenized at most once per
- * job: a request that is its message's only block is priced by the message's
- * own count when the estimator already has it. Those counts are taken now,
+ * job: a request that is its message's only block, word for word, is priced
+ * by the message's own count when the estimator already has it (a request
+ * read out of harness markup, such as a slash command, or trimmed, is not
+ * that block's text and is counted as written). Those counts are taken now,
  * from `messages` (the conversation's), since the estimator lets go of its
  * messages once the prompts are built.
  */
@@ -509,7 +521,9 @@ function requestCounter(estimator: TokenEstimator, requests: readonly UserReques
   const counts = new Map<string, number>();
   for (const { text, messageIndex } of requests) {
     const message = messageIndex === undefined ? undefined : messages[messageIndex];
-    if (message !== undefined && message.blocks.length === 1 && estimator.isCounted(message)) {
+    if (message === undefined || message.blocks.length !== 1) continue;
+    const only = message.blocks[0]!;
+    if (only.type === "text" && only.text === text && estimator.isCounted(message)) {
       counts.set(text, estimator.count(message) - MESSAGE_OVERHEAD_TOKENS * estimator.scaleFactor);
     }
   }

@@ -26,7 +26,7 @@ export { TokenEstimator, IMAGE_TOKENS, DOCUMENT_TOKENS, MESSAGE_OVERHEAD_TOKENS,
 export { findCutPoint, type CutPoint } from "./cutPoint.js";
 export { planCut, type CutPlan } from "./cutPlan.js";
 export { prepare, type Preparation } from "./prepare.js";
-export { fitSummarizerInput, type FittedInput } from "./fitSummarizerInput.js";
+export { fitSummarizerInput, type FittedInput, type LeaveOut } from "./fitSummarizerInput.js";
 export { apply, keptMessages, type KeptMessages } from "./apply.js";
 export { summaryMessage, previousSummaryOf, SUMMARY_PREAMBLE } from "./summaryEnvelope.js";
 export {

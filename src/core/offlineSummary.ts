@@ -23,7 +23,7 @@ import { declaredNames } from "./declaredNames.js";
 import { MODIFYING_TOOL, pathsIn } from "./fileOperations.js";
 import type { Block, Message } from "./message.js";
 import { relativeTo } from "./pathRoot.js";
-import { clipMiddle } from "./serialize.js";
+import { clipMiddle } from "./clipText.js";
 import type { TokenEstimator } from "./tokenEstimator.js";
 
 /**

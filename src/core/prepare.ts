@@ -4,13 +4,14 @@
  */
 import { planCut } from "./cutPlan.js";
 import { collectFileOperations, NO_FILE_OPERATIONS, splitFileOperations, type FileOperations } from "./fileOperations.js";
-import { fitSummarizerInput, type FittedInput } from "./fitSummarizerInput.js";
+import { fitSummarizerInput, type FittedInput, type LeaveOut } from "./fitSummarizerInput.js";
 import type { Conversation, Message } from "./message.js";
 import { NO_PINNED_REQUESTS, splitPinnedRequests, type PinnedRequests } from "./pinnedRequests.js";
 import { summarizationPromptOverhead } from "./prompts.js";
 import { summarizerInputBudget, summaryBudget, turnPrefixBudget, type Settings } from "./settings.js";
 import type { SummaryKind } from "./summarizer.js";
 import type { TokenEstimator } from "./tokenEstimator.js";
+import { typedTextOf } from "./typedText.js";
 
 export interface Preparation {
   /** Where the verbatim tail begins. */
@@ -29,9 +30,9 @@ export interface Preparation {
   readonly inheritedRequests: PinnedRequests;
   readonly tokensBefore: number;
   /**
-   * The oldest messages of each range left out because one summarization
-   * request could not carry them (see fitSummarizerInput). Their file paths are
-   * still recorded.
+   * Messages of each range left out because one summarization request could
+   * not carry them: the oldest, or those right after the range's opening
+   * request (see fitSummarizerInput). Their file paths are still recorded.
    */
   readonly omittedHistory: number;
   readonly omittedTurnPrefix: number;
@@ -94,15 +95,24 @@ export function prepare(
   const summaryTokens = summaryBudget(s);
   const turnPrefixTokens = turnPrefixBudget(s);
   const previousSummaryTokens = previousSummary === undefined ? 0 : estimator.countText(previousSummary);
+  const historyLeaveOut = leaveOutFor(messagesToSummarize);
   const historyInput = fitSummarizerInput(
     messagesToSummarize,
-    summarizerInputBudget(s, summaryTokens, promptOverhead("history", previousSummary, messagesToSummarize.length, instructions, estimator), previousSummaryTokens),
+    summarizerInputBudget(
+      s,
+      summaryTokens,
+      promptOverhead("history", previousSummary, messagesToSummarize.length, historyLeaveOut, instructions, estimator),
+      previousSummaryTokens,
+    ),
     estimator,
+    historyLeaveOut,
   );
+  const turnPrefixLeaveOut = leaveOutFor(turnPrefixMessages);
   const turnPrefixInput = fitSummarizerInput(
     turnPrefixMessages,
-    summarizerInputBudget(s, turnPrefixTokens, promptOverhead("turnPrefix", undefined, turnPrefixMessages.length, instructions, estimator), 0),
+    summarizerInputBudget(s, turnPrefixTokens, promptOverhead("turnPrefix", undefined, turnPrefixMessages.length, turnPrefixLeaveOut, instructions, estimator), 0),
     estimator,
+    turnPrefixLeaveOut,
   );
 
   const topSystemTokens = estimator.systemTokens(conversation);
@@ -155,16 +165,34 @@ function checkpointTurnId(messages: readonly Message[], start: number, historyEn
 }
 
 /**
+ * Which messages to leave out of a range that does not fit: those after its
+ * opening when it opens with what the user typed (the request the rest
+ * answers), else the oldest.
+ */
+function leaveOutFor(range: readonly Message[]): LeaveOut {
+  const opening = range[0];
+  return opening !== undefined && opening.kind === "user" && typedTextOf(opening) !== "" ? "afterOpening" : "oldest";
+}
+
+/**
  * Tokens of a summarization prompt's fixed text: everything but the transcript
- * and the previous summary, with the omission note priced at its largest.
+ * and the previous summary, with the omission note priced at its largest
+ * (either wording, since a range asked to keep its opening falls back to
+ * leaving out the oldest when the opening alone does not fit).
  */
 function promptOverhead(
   kind: SummaryKind,
   previousSummary: string | undefined,
   rangeLength: number,
+  leaveOut: LeaveOut,
   instructions: string | undefined,
   estimator: TokenEstimator,
 ): number {
-  const { system, prompt } = summarizationPromptOverhead({ kind, previousSummary, omitted: rangeLength, instructions });
-  return estimator.countRecurringText(system) + estimator.countRecurringText(prompt);
+  const ways: readonly LeaveOut[] = leaveOut === "afterOpening" ? ["afterOpening", "oldest"] : ["oldest"];
+  return Math.max(
+    ...ways.map((leftOut) => {
+      const { system, prompt } = summarizationPromptOverhead({ kind, previousSummary, omitted: rangeLength, leftOut, instructions });
+      return estimator.countRecurringText(system) + estimator.countRecurringText(prompt);
+    }),
+  );
 }

@@ -19,6 +19,7 @@
  * - The output has fixed headings, so the user's goal and constraints survive
  *   every compaction instead of being paraphrased away one round at a time.
  */
+import type { LeaveOut } from "./fitSummarizerInput.js";
 import type { SummaryKind } from "./summarizer.js";
 
 export interface SummarizationPromptInput {
@@ -32,8 +33,10 @@ export interface SummarizationPromptInput {
    * never been summarized, and the history summary already carries the past.
    */
   readonly previousSummary?: string | undefined;
-  /** How many of the oldest messages were left out of the transcript because they did not fit. */
+  /** How many messages were left out of the transcript because they did not fit. */
   readonly omitted: number;
+  /** Which ones (see fitSummarizerInput.ts): the oldest, the default, or those right after the opening request. */
+  readonly leftOut?: LeaveOut | undefined;
   /** The caller's extra focus for this summary (for example "keep every SQL query verbatim"). */
   readonly instructions?: string | undefined;
 }
@@ -199,6 +202,9 @@ function omissionNote(input: SummarizationPromptInput, updating: boolean): strin
   const n = input.omitted;
   if (!(n > 0)) return "";
   const [messages, verb, pronoun] = n === 1 ? ["message", "is", "it"] : ["messages", "are", "they"];
+  if (input.leftOut === "afterOpening") {
+    return `Note: ${n} ${messages} right after the first message shown ${verb} left out because ${pronoun} did not fit in this request. Do not guess at what ${pronoun} said.`;
+  }
   const where =
     input.kind === "turnPrefix"
       ? `The first ${n} ${messages} of this turn`

@@ -6,6 +6,7 @@
  * with a tool result would be rejected), and clipping each part keeps one huge
  * tool output from crowding out the rest of the history.
  */
+import { clip, clipMiddle, codePointBoundary } from "./clipText.js";
 import { declaredNames } from "./declaredNames.js";
 import type { Block, Message } from "./message.js";
 
@@ -30,9 +31,6 @@ export const THINKING_CHARS = 1000;
  */
 export const TOOL_ARGUMENT_CHARS = 1000;
 
-/** Share of a head-and-tail clip given to the head. */
-const HEAD_SHARE = 0.6;
-
 const ROLE_LABEL: Record<Message["kind"], string> = {
   system: "System",
   user: "User",
@@ -51,20 +49,6 @@ export function serializeMessage(message: Message): string {
 /** Messages as one transcript, oldest first. */
 export function serializeMessages(messages: readonly Message[]): string {
   return messages.map(serializeMessage).join("\n");
-}
-
-/** Clips `text` to `max` characters, saying how much was left out. */
-export function clip(text: string, max: number): string {
-  if (text.length <= max) return text;
-  return `${text.slice(0, max)} … [${text.length - max} more characters]`;
-}
-
-/** Keeps the first and the last characters of `text`, `max` in all, marking the cut between them. */
-export function clipMiddle(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const head = Math.round(max * HEAD_SHARE);
-  const tail = max - head;
-  return `${text.slice(0, head)} … [${text.length - max} characters cut] … ${text.slice(text.length - tail)}`;
 }
 
 function serializeBlock(message: Message, block: Block): string {
@@ -106,9 +90,10 @@ function serializeArguments(input: unknown): string {
  */
 function argumentText(value: unknown): string {
   if (typeof value === "string" && value.length > TOOL_ARGUMENT_CHARS) {
-    const names = declaredNames(value.slice(TOOL_ARGUMENT_CHARS));
+    const cut = codePointBoundary(value, TOOL_ARGUMENT_CHARS);
+    const names = declaredNames(value.slice(cut));
     const declares = names.length > 0 ? `; declares ${names.join(", ")}` : "";
-    return `${JSON.stringify(value.slice(0, TOOL_ARGUMENT_CHARS))} … [${value.length - TOOL_ARGUMENT_CHARS} more characters${declares}]`;
+    return `${JSON.stringify(value.slice(0, cut))} … [${value.length - cut} more characters${declares}]`;
   }
   return clip(JSON.stringify(value) ?? String(value), TOOL_ARGUMENT_CHARS);
 }

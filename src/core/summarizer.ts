@@ -28,7 +28,7 @@ export interface SummarizationRequest {
   readonly maxTokens: number;
   /** The previous compaction's summary when this request updates it. */
   readonly previousSummary: string | undefined;
-  /** How many of the oldest messages were left out because they did not fit. */
+  /** How many messages were left out because they did not fit (the oldest, or those right after the opening request; the prompt says which). */
   readonly omitted: number;
   /** Aborted when the caller cancels or the stall watchdog fires. */
   readonly signal: AbortSignal;

@@ -23,6 +23,7 @@ import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
 import { byteLevelBpeCounter, type TokenCounter } from "./byteLevelBpe.js";
+import { codePointBoundary } from "./clipText.js";
 import { buildRankTable, rankTableBytes, rankTableFromBytes, type BpeRanks, type RankTable } from "./rankTable.js";
 
 /**
@@ -185,13 +186,6 @@ function countLongPiece(piece: string, uncached: TokenCounter): number {
     end = next;
   }
   return total;
-}
-
-/** `index`, moved back one when it would split a surrogate pair (a lone half tokenizes as U+FFFD). */
-function codePointBoundary(text: string, index: number): number {
-  if (index <= 0 || index >= text.length) return index;
-  const before = text.charCodeAt(index - 1);
-  return before >= 0xd800 && before <= 0xdbff ? index - 1 : index;
 }
 
 const LETTER = 1;

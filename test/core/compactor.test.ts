@@ -188,13 +188,28 @@ describe("Compactor", () => {
     expect(result.tokensAfter).toBeLessThan(result.tokensBefore / 2);
   });
 
+  it("shows the summarizer the request its range opens with, leaving out the messages after it instead", async () => {
+    const settings = { contextWindow: 24_000, reserveTokens: 4_000 };
+    const raw = conversation(...Array.from({ length: 12 }, () => reactTurn({ rounds: 4, toolResultChars: 3_000 })));
+    const { compactor, summarizer } = compactorWith(undefined, settings);
+    await compactor.compact(parseConversation(raw), manual);
+    const prep = prepare(parseConversation(raw), normalizeSettings(settings), new TokenEstimator())!;
+    const opening = prep.messagesToSummarize[0]!;
+    expect(opening.kind).toBe("user");
+    const history = summarizer.requests.find((r) => r.kind === "history")!;
+    expect(history.omitted).toBeGreaterThan(0);
+    expect(history.prompt).toContain((opening.raw as { content: string }).content);
+    expect(history.prompt).toContain(`${history.omitted} messages right after the first message shown are left out`);
+  });
+
   it("counts as omitted the messages left out of the request, except the user requests it carries verbatim", async () => {
     const settings = { contextWindow: 24_000, reserveTokens: 4_000 };
     const raw = conversation(...Array.from({ length: 12 }, () => reactTurn({ rounds: 4, toolResultChars: 3_000 })));
     const { compactor, summarizer } = compactorWith(undefined, settings);
     const result = await compactor.compact(parseConversation(raw), manual);
     const prep = prepare(parseConversation(raw), normalizeSettings(settings), new TokenEstimator())!;
-    const leftOut = prep.messagesToSummarize.slice(0, prep.omittedHistory);
+    // The range opens with a request, which the request keeps: the messages after it are left out.
+    const leftOut = prep.messagesToSummarize.slice(1, 1 + prep.omittedHistory);
     const leftOutRequests = leftOut.filter((m) => m.kind === "user");
     expect(leftOut.length).toBeGreaterThan(0);
     expect(leftOutRequests.length).toBeGreaterThan(0);

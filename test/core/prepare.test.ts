@@ -59,21 +59,33 @@ describe("prepare", () => {
     expect(out.slice(3)).toEqual(raw.slice(prep.firstKeptIndex));
   });
 
-  it("fits the summarizer input to the window, leaving out the oldest messages with an exact count", () => {
+  it("fits the summarizer input to the window, keeping the opening request and leaving out the messages after it, with an exact count", () => {
     const small = normalizeSettings({ contextWindow: 24_000, reserveTokens: 4_000 });
     const turns = Array.from({ length: 12 }, () => reactTurn({ rounds: 4, toolResultChars: 3_000 }));
     const conv = parseConversation(conversation(...turns));
     const estimator = new TokenEstimator();
     const prep = prepare(conv, small, estimator)!;
     expect(prep.omittedHistory).toBeGreaterThan(0);
+    expect(prep.historyInput.leftOut).toBe("afterOpening");
     expect(prep.historyInput.messages.length + prep.omittedHistory).toBe(prep.messagesToSummarize.length);
-    expect(prep.historyInput.messages[0]).toBe(prep.messagesToSummarize[prep.omittedHistory]);
+    expect(prep.historyInput.messages[0]).toBe(prep.messagesToSummarize[0]);
+    expect(prep.historyInput.messages[1]).toBe(prep.messagesToSummarize[1 + prep.omittedHistory]);
     const transcriptTokens = estimator.countText(prep.historyInput.transcript);
     expect(transcriptTokens).toBeLessThanOrEqual(small.contextWindow - prep.summaryTokens);
     // The paths of the omitted messages are still recorded.
-    const omittedPaths = JSON.stringify(prep.messagesToSummarize.slice(0, prep.omittedHistory).map((m) => m.raw));
+    const omittedPaths = JSON.stringify(prep.messagesToSummarize.slice(1, 1 + prep.omittedHistory).map((m) => m.raw));
     const firstPath = /src\/t\d+\/file0_0\.ts/.exec(omittedPaths)![0];
     expect(prep.fileOperations.read).toContain(firstPath);
+  });
+
+  it("keeps the request a split turn opens with in the turn-prefix input when the turn's head does not fit", () => {
+    const small = normalizeSettings({ contextWindow: 24_000, reserveTokens: 4_000, keepRecentTokens: 2_000 });
+    const turn = reactTurn({ rounds: 40, toolResultChars: 2_500, requestChars: 400 });
+    const prep = prepare(parseConversation(conversation(reactTurn({ rounds: 1 }), turn)), small, new TokenEstimator())!;
+    expect(prep.isSplitTurn).toBe(true);
+    expect(prep.omittedTurnPrefix).toBeGreaterThan(0);
+    expect(prep.turnPrefixInput.messages[0]!.raw).toBe(turn[0]);
+    expect(prep.turnPrefixInput.transcript).toContain((turn[0] as { content: string }).content);
   });
 
   it("offers a checkpoint only when the history ends exactly on a stored turn", () => {

@@ -85,6 +85,16 @@ describe("buildSummarizationPrompt", () => {
     expect(updating.prompt).toMatch(/9 messages between the previous summary and the first message shown are left out/);
   });
 
+  it("says the messages left out come right after the first one shown when the opening request was kept", () => {
+    for (const previousSummary of [undefined, "S"]) {
+      for (const kind of ["history", "turnPrefix"] as const) {
+        const { prompt } = buildSummarizationPrompt({ kind, transcript: TRANSCRIPT, previousSummary, omitted: 12, leftOut: "afterOpening" });
+        expect(prompt).toMatch(/12 messages right after the first message shown are left out because they did not fit/);
+        expect(prompt).not.toMatch(/first 12 messages/);
+      }
+    }
+  });
+
   it("mentions no omission when nothing was left out", () => {
     const { prompt } = buildSummarizationPrompt({ kind: "history", transcript: TRANSCRIPT, omitted: 0 });
     expect(prompt).not.toMatch(/left out|did not fit/);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseConversation } from "../../src/core/formats/parseConversation.js";
-import { clip, clipMiddle, serializeMessage, serializeMessages, TEXT_CHARS, THINKING_CHARS, TOOL_ARGUMENT_CHARS, TOOL_RESULT_CHARS } from "../../src/core/serialize.js";
+import { clip, clipMiddle } from "../../src/core/clipText.js";
+import { serializeMessage, serializeMessages, TEXT_CHARS, THINKING_CHARS, TOOL_ARGUMENT_CHARS, TOOL_RESULT_CHARS } from "../../src/core/serialize.js";
 
 function serialized(raw: unknown[]): string[] {
   return parseConversation(raw).messages.map(serializeMessage);

@@ -1,0 +1,64 @@
+/**
+ * What the user typed in a message, told apart from what the agent's harness
+ * wrote in the user's name.
+ *
+ * Agents put more than the user's words in user messages: Claude Code sends
+ * `<task-notification>` and `<local-command-stdout>` elements, marks an
+ * interruption with `[Request interrupted by user]`, wraps a slash command in
+ * `<command-name>`/`<command-args>` tags, sends what the user types while a
+ * tool runs beside the tool's result, and opens a session it compacted itself
+ * with its own summary. A request pinned from harness text
+ * crowds out real ones, and one missed is a user's words lost, so each of
+ * these is read as what the user did: typed text kept, a command as it was
+ * typed, harness text dropped.
+ */
+import type { Message } from "./message.js";
+
+/** Claude Code's marker for a turn the user stopped (`… for tool use` when a tool call was refused). */
+const INTERRUPTION = /^\[Request interrupted by user(?: for tool use)?\]$/;
+/**
+ * Openings of text the harness writes whole, prose included: a background
+ * task's notification, which Claude Code follows with an instruction to read
+ * its output, and Claude Code's own compaction summary, which a model wrote.
+ */
+const HARNESS_OPENING = /^(?:<task-notification>|This session is being continued from a previous conversation that ran out of context\.)/;
+const COMMAND_NAME = /<command-name>([\s\S]*?)<\/command-name>/;
+const COMMAND_ARGS = /<command-args>([\s\S]*?)<\/command-args>/;
+const ELEMENT = /<([\w-]+)(?:\s[^>]*)?>[\s\S]*?<\/\1>/g;
+
+/**
+ * The text the user typed in `message`, its text blocks joined; empty when
+ * there is none. Text beside tool results counts: it is the user speaking
+ * while the agent worked. (An OpenAI `tool` message carries no text blocks,
+ * only the tool's output.)
+ */
+export function typedTextOf(message: Message): string {
+  if (message.kind !== "user" && message.kind !== "toolResult") return "";
+  const typed: string[] = [];
+  for (const block of message.blocks) {
+    if (block.type !== "text") continue;
+    const text = typedPart(block.text.trim());
+    if (text !== "") typed.push(text);
+  }
+  return typed.join("\n");
+}
+
+function typedPart(text: string): string {
+  if (INTERRUPTION.test(text) || HARNESS_OPENING.test(text)) return "";
+  if (!isMarkupOnly(text)) return text;
+  return slashCommandOf(text) ?? "";
+}
+
+/** A slash command from Claude Code's tags, as the user typed it: `/name args`. */
+function slashCommandOf(markup: string): string | undefined {
+  const name = COMMAND_NAME.exec(markup)?.[1]?.trim();
+  if (name === undefined || name === "") return undefined;
+  const command = name.startsWith("/") ? name : `/${name}`;
+  const args = COMMAND_ARGS.exec(markup)?.[1]?.trim() ?? "";
+  return args === "" ? command : `${command} ${args}`;
+}
+
+/** Whether `text` is nothing but markup elements, which a harness writes and a user does not type. */
+function isMarkupOnly(text: string): boolean {
+  return text.startsWith("<") && text.replace(ELEMENT, "").trim() === "";
+}

@@ -7,15 +7,14 @@
  */
 import type { SummarizerCallReport } from "../core/summarizer.js";
 import { observeLatency } from "../metrics/exemplars.js";
-import type { Metrics, SummarizerOutcome } from "../metrics/metrics.js";
+import type { Metrics } from "../metrics/metrics.js";
 import type { Logger } from "../telemetry/logger.js";
 
 /** `log` carries the job's fields; each failed call is logged with its kind and the provider's status. */
 export function summarizerMetrics(metrics: Metrics, log: Logger): (call: SummarizerCallReport) => void {
   return ({ outcome, durationMs, error, usage }) => {
-    // An empty answer is a call that worked at the provider's end; the result's degradation says it was of no use.
-    const counted: SummarizerOutcome = outcome === "empty" ? "ok" : outcome;
-    metrics.summarizerRequestsTotal.inc({ outcome: counted });
+    // Counted as classified: an empty answer is no summary, whatever the provider thought of it.
+    metrics.summarizerRequestsTotal.inc({ outcome });
     observeLatency(metrics.summarizerDuration, {}, durationMs / 1000);
     if (usage !== undefined) {
       metrics.summarizerTokensTotal.inc({ direction: "input" }, usage.inputTokens);

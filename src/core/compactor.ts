@@ -13,6 +13,7 @@ import { choosePathRoot, pathRootLine, statedPathRoot } from "./pathRoot.js";
 import { pinRequests, userRequestsOf, type UserRequest } from "./pinnedRequests.js";
 import { prepare, type Preparation } from "./prepare.js";
 import { buildSummarizationPrompt } from "./prompts.js";
+import { providerAnswerOf } from "./rejection.js";
 import { normalizeSettings, type Settings, type SettingsInput } from "./settings.js";
 import { withStallWatchdog } from "./stallWatchdog.js";
 import type { SummarizationResponse, Summarizer, SummarizerCallReport, SummaryKind } from "./summarizer.js";
@@ -324,8 +325,9 @@ export class Compactor {
    * One summary. The offline summarizer writes it directly. A model gets up to
    * two attempts, each under the stall watchdog. A summary cut off by the token
    * cap or empty is rejected (an incomplete summary silently loses the newest
-   * facts). A cancelled caller is never retried; an overflowing request is not
-   * retried either, since the same request cannot fit a second time. After
+   * facts). A cancelled caller is never retried; an overflowing or rejected
+   * request is not retried either, since the same request cannot fit, or be
+   * accepted, a second time. After
    * that, the offline summary of the whole range, marked degraded.
    */
   private async summarizeRange(
@@ -383,9 +385,9 @@ export class Compactor {
         if (options.signal?.aborted) throw options.signal.reason;
         const cause = causeOfError(err);
         report(cause, started, { error: err });
-        fail(cause, `summarizer failed: ${describe(err)}`);
-        // The same request cannot fit a second time.
-        if (cause === "overflow") break;
+        fail(cause, `${cause === "rejected" ? "summarizer's request was rejected" : "summarizer failed"}: ${describe(err)}`);
+        // The same request cannot fit a second time, nor be accepted.
+        if (cause === "overflow" || cause === "rejected") break;
       }
     }
     return offlineRangeSummary(range, await rangeMessages(range), estimator, failures);
@@ -527,10 +529,10 @@ function joinSections(sections: readonly string[]): string {
   return sections.filter((s) => s !== "").join("\n\n");
 }
 
+/** A failed call in words: the provider's status, error type and own message when it gave them, else the error's message. */
 function describe(err: unknown): string {
-  if (err instanceof Error) {
-    const status = (err as { status?: unknown }).status;
-    return typeof status === "number" ? `HTTP ${status}: ${err.message}` : err.message;
-  }
-  return String(err);
+  const { status, type, message } = providerAnswerOf(err);
+  const said = message ?? (err instanceof Error ? err.message : String(err));
+  const answer = [status === undefined ? undefined : `HTTP ${status}`, type].filter((part) => part !== undefined).join(" ");
+  return answer === "" ? said : `${answer}: ${said}`;
 }

@@ -11,19 +11,21 @@
  */
 import { SummarizationStalledError } from "./errors.js";
 import { isOverflowError } from "./overflow.js";
+import { isRejectedRequest } from "./rejection.js";
 import type { SummaryKind } from "./summarizer.js";
 
 /**
  * How one summarizer call failed:
  * - `error`: the call threw (rate limit, overload, server error, dropped stream);
  * - `stalled`: the stream went silent past the stall timeout;
+ * - `rejected`: the provider refused the request as it is (bad model, bad key, invalid request);
  * - `overflow`: the request did not fit the summarizer's window (refused, or stopped for it);
  * - `truncated`: the summary stopped at its token cap;
  * - `empty`: the summarizer answered with no text.
  */
-export type DegradationCause = "error" | "stalled" | "overflow" | "truncated" | "empty";
+export const DEGRADATION_CAUSES = ["error", "stalled", "rejected", "overflow", "truncated", "empty"] as const;
 
-export const DEGRADATION_CAUSES: readonly DegradationCause[] = ["error", "stalled", "overflow", "truncated", "empty"];
+export type DegradationCause = (typeof DEGRADATION_CAUSES)[number];
 
 /** One failed summarizer call of a compaction. */
 export interface Degradation {
@@ -36,8 +38,8 @@ export interface Degradation {
 
 /**
  * Whether the same request could succeed later: errors and stalls are the
- * provider's passing trouble; an overflowing, truncated or empty summary
- * comes back the same way from the same request.
+ * provider's passing trouble; a rejected request, an overflowing, truncated
+ * or empty summary comes back the same way from the same request.
  */
 export function isTransient(cause: DegradationCause): boolean {
   return cause === "error" || cause === "stalled";
@@ -46,7 +48,9 @@ export function isTransient(cause: DegradationCause): boolean {
 /** The class of a summarizer call that threw (the caller's own cancellation aside). */
 export function causeOfError(err: unknown): DegradationCause {
   if (err instanceof SummarizationStalledError) return "stalled";
-  return isOverflowError(err) ? "overflow" : "error";
+  // Overflow first: the API refuses a request too long for the window with a 400 as well.
+  if (isOverflowError(err)) return "overflow";
+  return isRejectedRequest(err) ? "rejected" : "error";
 }
 
 /** A result's `degradedReason`: its degradations in words, null when there are none. */

@@ -52,10 +52,11 @@ export type TokenDirection = (typeof TOKEN_DIRECTIONS)[number];
  * their last attempt, in addition to that attempt's own outcome.
  */
 /**
- * Provider statuses a summarizer error is pre-exported with (rate limited,
- * server errors, Anthropic's overloaded 529); `none` is an error without an
- * HTTP status (connection refused, a stream cut off or answering with an
- * error event). Other statuses appear with their first error.
+ * Provider statuses a summarizer error or rejection is pre-exported with
+ * (rate limited, server errors, Anthropic's overloaded 529); `none` is an
+ * error without an HTTP status (connection refused, a stream cut off or
+ * answering with an error event). Other statuses (a 401 of a revoked key, a
+ * 404 of a bad model name) appear with their first error.
  */
 export const SUMMARIZER_ERROR_STATUSES = ["429", "500", "502", "503", "504", "529", "none"] as const;
 export const CALLBACK_OUTCOMES = ["delivered", "gone", "rejected", "redirected", "timeout", "unreachable", "refused", "abandoned"] as const;

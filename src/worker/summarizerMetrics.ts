@@ -21,7 +21,8 @@ export function summarizerMetrics(metrics: Metrics, log: Logger): (call: Summari
       metrics.summarizerTokensTotal.inc({ direction: "output" }, usage.outputTokens);
     }
     if (error === undefined) return;
-    if (outcome === "error") metrics.summarizerErrorsTotal.inc({ status_code: providerStatus(error) });
+    // The provider's answer, whether it may pass (error) or refuses the request for good (rejected): a 401 is worth seeing by status.
+    if (outcome === "error" || outcome === "rejected") metrics.summarizerErrorsTotal.inc({ status_code: providerStatus(error) });
     // The error's name and status only: a provider's message may quote the request.
     log.warn(
       { summarizerOutcome: outcome, statusCode: providerStatus(error), errorName: error instanceof Error ? error.name : typeof error, durationMs: Math.round(durationMs) },

@@ -65,4 +65,26 @@ describe("the compactor over the Anthropic API", () => {
     expect(result.degraded).toBe(true);
     expect(result.degradedReason).toContain("token cap");
   });
+
+  it.each([400, 401, 403, 404, 413, 422])("gives up at once on a request the API rejects with HTTP %i, naming what it said", async (status) => {
+    const said = `what the API said about ${status}`;
+    const { result, requests } = await compactWith(() => ({ kind: "error", status, message: said }), 5_000);
+    expect(result.degraded).toBe(true);
+    expect(requests).toBe(result.splitTurn ? 2 : 1);
+    expect(result.degradation.map((d) => d.cause)).toEqual(result.splitTurn ? ["rejected", "rejected"] : ["rejected"]);
+    expect(result.degradedReason).toContain(said);
+    expect(result.degradedReason).toContain(String(status));
+  });
+
+  it("gives up at once on an error event that rejects the request mid-stream", async () => {
+    const { result } = await compactWith(() => ({ kind: "errorEvent", afterEvents: 2, type: "invalid_request_error", message: "bad block" }), 5_000);
+    expect(result.degradation.map((d) => d.cause)).toContain("rejected");
+    expect(result.degradedReason).toContain("bad block");
+  });
+
+  it.each([408, 409, 429, 500, 529])("counts HTTP %i as passing trouble, tried again", async (status) => {
+    const { result, requests } = await compactWith(() => ({ kind: "error", status }), 5_000);
+    expect(requests).toBe(result.splitTurn ? 4 : 2);
+    expect(new Set(result.degradation.map((d) => d.cause))).toEqual(new Set(["error"]));
+  });
 });

@@ -325,9 +325,9 @@ export class Compactor {
    * One summary. The offline summarizer writes it directly. A model gets up to
    * two attempts, each under the stall watchdog. A summary cut off by the token
    * cap or empty is rejected (an incomplete summary silently loses the newest
-   * facts). A cancelled caller is never retried; an overflowing or rejected
-   * request is not retried either, since the same request cannot fit, or be
-   * accepted, a second time. After
+   * facts). A cancelled caller is never retried; an overflowing, rejected or
+   * refused request is not retried either, since the same request cannot fit,
+   * be accepted or be agreed to a second time. After
    * that, the offline summary of the whole range, marked degraded.
    */
   private async summarizeRange(
@@ -386,8 +386,8 @@ export class Compactor {
         const cause = causeOfError(err);
         report(cause, started, { error: err });
         fail(cause, `${cause === "rejected" ? "summarizer's request was rejected" : "summarizer failed"}: ${describe(err)}`);
-        // The same request cannot fit a second time, nor be accepted.
-        if (cause === "overflow" || cause === "rejected") break;
+        // The same request cannot fit a second time, nor be accepted, nor talk the model out of refusing.
+        if (cause === "overflow" || cause === "rejected" || cause === "refused") break;
       }
     }
     return offlineRangeSummary(range, await rangeMessages(range), estimator, failures);

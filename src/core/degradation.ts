@@ -9,7 +9,7 @@
  * classified here, once, where it happens, and the result carries the list;
  * its `degradedReason` is the same list as text.
  */
-import { SummarizationStalledError } from "./errors.js";
+import { SummarizationStalledError, SummaryRefusedError, SummaryUnfinishedError } from "./errors.js";
 import { isOverflowError } from "./overflow.js";
 import { isRejectedRequest } from "./rejection.js";
 import type { SummaryKind } from "./summarizer.js";
@@ -21,9 +21,12 @@ import type { SummaryKind } from "./summarizer.js";
  * - `rejected`: the provider refused the request as it is (bad model, bad key, invalid request);
  * - `overflow`: the request did not fit the summarizer's window (refused, or stopped for it);
  * - `truncated`: the summary stopped at its token cap;
+ * - `unfinished`: the answer stopped without being a finished summary, and not at the cap
+ *   (Anthropic's `pause_turn`, `tool_use`, no stop reason, an unknown one);
+ * - `refused`: the model declined to write the summary;
  * - `empty`: the summarizer answered with no text.
  */
-export const DEGRADATION_CAUSES = ["error", "stalled", "rejected", "overflow", "truncated", "empty"] as const;
+export const DEGRADATION_CAUSES = ["error", "stalled", "rejected", "overflow", "truncated", "unfinished", "refused", "empty"] as const;
 
 export type DegradationCause = (typeof DEGRADATION_CAUSES)[number];
 
@@ -38,8 +41,9 @@ export interface Degradation {
 
 /**
  * Whether the same request could succeed later: errors and stalls are the
- * provider's passing trouble; a rejected request, an overflowing, truncated
- * or empty summary comes back the same way from the same request.
+ * provider's passing trouble; a rejected request, a refusal, an overflowing,
+ * truncated, unfinished or empty summary comes back the same way from the
+ * same request.
  */
 export function isTransient(cause: DegradationCause): boolean {
   return cause === "error" || cause === "stalled";
@@ -48,6 +52,8 @@ export function isTransient(cause: DegradationCause): boolean {
 /** The class of a summarizer call that threw (the caller's own cancellation aside). */
 export function causeOfError(err: unknown): DegradationCause {
   if (err instanceof SummarizationStalledError) return "stalled";
+  if (err instanceof SummaryUnfinishedError) return "unfinished";
+  if (err instanceof SummaryRefusedError) return "refused";
   // Overflow first: the API refuses a request too long for the window with a 400 as well.
   if (isOverflowError(err)) return "overflow";
   return isRejectedRequest(err) ? "rejected" : "error";

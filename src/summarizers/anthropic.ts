@@ -10,6 +10,7 @@
  */
 import Anthropic, { AnthropicError, APIUserAbortError, type Middleware } from "@anthropic-ai/sdk";
 import type { MessageDeltaUsage, RawMessageStreamEvent, Usage } from "@anthropic-ai/sdk/resources/messages";
+import { SummaryRefusedError, SummaryUnfinishedError } from "../core/errors.js";
 import type { SummarizationRequest, SummarizationResponse, Summarizer } from "../core/summarizer.js";
 import { createNodeHttpFetch, reportingServerSentEvents } from "../http/nodeHttpFetch.js";
 import { sseEventCounter } from "../http/sseEventCounter.js";
@@ -49,19 +50,6 @@ export interface AnthropicSummarizerOptions {
   readonly timeoutMs?: number;
   /** A ready client (shared connection pools, custom fetch). `maxRetries` and `timeoutMs` still apply when set. */
   readonly client?: Anthropic;
-}
-
-/**
- * The model declined to write the summary (`stop_reason: "refusal"`). Its
- * text is an explanation, not a summary; accepting it would replace the
- * history with a refusal, so the call fails and the compactor falls back.
- */
-export class SummaryRefusedError extends Error {
-  readonly code = "summary_refused";
-  constructor(readonly model: string) {
-    super(`anthropic summarizer: ${model} refused to write the summary (stop_reason "refusal")`);
-    this.name = "SummaryRefusedError";
-  }
 }
 
 /** Clients made by {@link createAnthropicClient}, which send over node:http. */
@@ -126,10 +114,9 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
       // SDK errors are thrown untouched: the core's overflow detection reads their status and body.
       const summary = await readSummary(stream, request.signal);
 
-      if (summary.stopReason === "refusal") throw new SummaryRefusedError(model);
       return {
         text: summary.text,
-        truncated: !finishedNaturally(summary.stopReason),
+        truncated: endingOf(summary.stopReason, model) === "truncated",
         stopReason: summary.stopReason ?? undefined,
         usage: { inputTokens: summary.inputTokens, outputTokens: summary.outputTokens },
       };
@@ -226,14 +213,30 @@ function withDelta(usage: Usage, delta: MessageDeltaUsage): Usage {
 }
 
 /**
- * Only a natural stop vouches for a whole summary. `max_tokens` and
- * `model_context_window_exceeded` cut it off; a missing stop reason, or one
- * that makes no sense for a tool-less request (`tool_use`, `pause_turn`),
- * gives no such guarantee either, and an incomplete summary silently loses
- * whatever its missing sections would have held.
+ * What a stop reason says of the text before it. Only a natural stop
+ * (`end_turn`, `stop_sequence`) vouches for a whole summary; `max_tokens`
+ * cut it off at the cap; `model_context_window_exceeded` says the request
+ * did not fit, which the compactor reads off the stop reason itself. Anything
+ * else is not a summary at all and throws: `refusal` as
+ * {@link SummaryRefusedError}, and `pause_turn`, `tool_use` (senseless for a
+ * tool-less request), a missing stop reason or one this code does not know as
+ * {@link SummaryUnfinishedError}. Calling those truncated would send an
+ * operator to raise a cap that is not the problem.
  */
-function finishedNaturally(stopReason: string | null): boolean {
-  return stopReason === "end_turn" || stopReason === "stop_sequence";
+function endingOf(stopReason: string | null, model: string): "finished" | "truncated" | "overflow" {
+  switch (stopReason) {
+    case "end_turn":
+    case "stop_sequence":
+      return "finished";
+    case "max_tokens":
+      return "truncated";
+    case "model_context_window_exceeded":
+      return "overflow";
+    case "refusal":
+      throw new SummaryRefusedError(model);
+    default:
+      throw new SummaryUnfinishedError(stopReason);
+  }
 }
 
 /**

@@ -52,8 +52,11 @@ export interface ReplyOptions {
   readonly thinking?: string;
   /** How many `thinking_delta` events carry the thinking. Default 1. */
   readonly thinkingChunks?: number;
-  /** Default `end_turn`. `null` sends a `message_delta` without a stop reason. */
-  readonly stopReason?: FakeStopReason | null;
+  /**
+   * Default `end_turn`. `null` sends a `message_delta` without a stop reason;
+   * any other text stands for a stop reason the API may add later.
+   */
+  readonly stopReason?: FakeStopReason | (string & {}) | null;
   /** Pause before every SSE event after the first. Default 0. */
   readonly delayMs?: number;
   /**
@@ -457,7 +460,7 @@ function messageObject(request: RecordedRequest, reply: ReplyOptions, complete: 
   };
 }
 
-function stopReasonOf(reply: ReplyOptions): FakeStopReason | null {
+function stopReasonOf(reply: ReplyOptions): string | null {
   return reply.stopReason === undefined ? "end_turn" : reply.stopReason;
 }
 

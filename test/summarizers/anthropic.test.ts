@@ -1,12 +1,8 @@
 import Anthropic, { APIError, APIUserAbortError, AnthropicError } from "@anthropic-ai/sdk";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { SummaryRefusedError, SummaryUnfinishedError } from "../../src/core/errors.js";
 import type { SummarizationRequest } from "../../src/core/summarizer.js";
-import {
-  createAnthropicSummarizer,
-  DEFAULT_MODEL,
-  SummaryRefusedError,
-  type AnthropicSummarizerOptions,
-} from "../../src/summarizers/anthropic.js";
+import { createAnthropicSummarizer, DEFAULT_MODEL, type AnthropicSummarizerOptions } from "../../src/summarizers/anthropic.js";
 import { startFakeAnthropic, type Behaviour, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
 
 const API_KEY = "sk-ant-test-key";
@@ -102,15 +98,32 @@ describe("createAnthropicSummarizer", () => {
     });
   });
 
-  it.each(["max_tokens", "model_context_window_exceeded", null] as const)(
-    "reports a summary that stopped with stop_reason %s as truncated",
+  it("reports a summary that stopped on max_tokens as truncated", async () => {
+    fake.setScript([{ kind: "reply", text: "## Goal\nRename the bill", stopReason: "max_tokens" }]);
+
+    const result = await summarizer().summarize(summarizationRequest().request);
+
+    expect(result).toMatchObject({ truncated: true, stopReason: "max_tokens", text: "## Goal\nRename the bill" });
+  });
+
+  it("reports a request that filled the model's window by its stop reason, not as truncated", async () => {
+    fake.setScript([{ kind: "reply", text: "## Goal\nRename", stopReason: "model_context_window_exceeded" }]);
+
+    const result = await summarizer().summarize(summarizationRequest().request);
+
+    expect(result).toMatchObject({ truncated: false, stopReason: "model_context_window_exceeded" });
+  });
+
+  it.each(["pause_turn", "tool_use", null, "a_stop_reason_not_yet_invented"] as const)(
+    "fails with SummaryUnfinishedError, not a truncated summary, when the stream stops with stop_reason %s",
     async (stopReason) => {
       fake.setScript([{ kind: "reply", text: "## Goal\nRename the bill", stopReason }]);
 
-      const result = await summarizer().summarize(summarizationRequest().request);
+      const error = await summarizer().summarize(summarizationRequest().request).catch((err: unknown) => err);
 
-      expect(result.truncated).toBe(true);
-      expect(result.text).toBe("## Goal\nRename the bill");
+      expect(error).toBeInstanceOf(SummaryUnfinishedError);
+      expect((error as SummaryUnfinishedError).stopReason).toBe(stopReason);
+      expect((error as Error).message).toContain(stopReason ?? "missing");
     },
   );
 

@@ -87,4 +87,19 @@ describe("the compactor over the Anthropic API", () => {
     expect(requests).toBe(result.splitTurn ? 4 : 2);
     expect(new Set(result.degradation.map((d) => d.cause))).toEqual(new Set(["error"]));
   });
+
+  it("gives up at once on a model that refuses to summarize, never taking the refusal for a summary", async () => {
+    const { result, requests } = await compactWith(() => ({ kind: "reply", text: "I can't help with that.", stopReason: "refusal" }), 5_000);
+    expect(requests).toBe(result.splitTurn ? 2 : 1);
+    expect(new Set(result.degradation.map((d) => d.cause))).toEqual(new Set(["refused"]));
+    expect(result.summary).not.toContain("I can't help with that.");
+  });
+
+  it.each(["pause_turn", "tool_use", null])("degrades a stream that stopped with stop_reason %s as unfinished, never as truncated", async (stopReason) => {
+    const { result } = await compactWith(() => ({ kind: "reply", text: "## Goal\nhalf a summ", stopReason }), 5_000);
+    expect(new Set(result.degradation.map((d) => d.cause))).toEqual(new Set(["unfinished"]));
+    expect(result.degradedReason).toContain(stopReason ?? "missing");
+    expect(result.degradedReason).not.toContain("token cap");
+    expect(result.summary).not.toContain("half a summ");
+  });
 });

@@ -17,6 +17,8 @@ const FAULTS: Readonly<Record<string, Behaviour>> = {
   "context-overflow": { kind: "overflow" },
   "model-not-found": { kind: "error", status: 404, message: "model: claude-nope" },
   "stopped-at-token-cap": { kind: "reply", stopReason: "max_tokens" },
+  "paused-turn": { kind: "reply", stopReason: "pause_turn" },
+  refusal: { kind: "reply", text: "I can't help with that.", stopReason: "refusal" },
 };
 
 function script(request: RecordedRequest): Behaviour {
@@ -55,7 +57,7 @@ describe("summarizer faults", () => {
       expect(checkToolPairing(parseConversation(result.messages).messages).orphanResults, name).toEqual([]);
     }
     const counted = await h.workerMetrics.registry.getSingleMetricAsString("compactd_summarizer_requests_total");
-    for (const outcome of ["error", "stalled", "rejected", "overflow", "truncated"]) {
+    for (const outcome of ["error", "stalled", "rejected", "overflow", "truncated", "unfinished", "refused"]) {
       expect(counted, outcome).toMatch(new RegExp(`outcome="${outcome}"\\} [1-9]`));
     }
     // Each error and rejection is counted once more under the provider's
@@ -77,6 +79,16 @@ describe("summarizer faults", () => {
     const { body } = await h.submit(request);
     const view = await h.view(String(body.id), JOB_BUDGET_SECONDS);
     expect(view).toMatchObject({ status: "completed", attempts: 1 });
+  });
+
+  it("gives up the retries that cannot help: a model that refused is not asked again", async () => {
+    const request = markedRequest("fault:refusal", { settings: { reserveTokens: 4_000 } });
+    const { body } = await h.submit(request);
+    const view = await h.view(String(body.id), JOB_BUDGET_SECONDS);
+    expect(view).toMatchObject({ status: "completed", attempts: 1 });
+    const result = view.result as { degradation: { cause: string }[]; summary: string };
+    expect(new Set(result.degradation.map((d) => d.cause))).toEqual(new Set(["refused"]));
+    expect(result.summary).not.toContain("I can't help with that.");
   });
 
   it("gives up the retries that cannot help: a request the API rejects is not retried, and the result says what the API said", async () => {

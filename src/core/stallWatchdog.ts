@@ -9,6 +9,7 @@
  * case this exists for.
  */
 import { SummarizationStalledError } from "./errors.js";
+import { timerDelay } from "./timerDelay.js";
 
 /**
  * Runs `work` with a signal that aborts when `onProgress` has not been called
@@ -25,7 +26,7 @@ export async function withStallWatchdog<T>(
   let timer: NodeJS.Timeout | undefined;
   const arm = () => {
     clearTimeout(timer);
-    timer = setTimeout(() => controller.abort(new SummarizationStalledError(timeoutMs)), timeoutMs);
+    timer = setTimeout(() => controller.abort(new SummarizationStalledError(timeoutMs)), timerDelay(timeoutMs));
   };
   const onCallerAbort = () => controller.abort(callerSignal!.reason);
   if (callerSignal?.aborted) throw callerSignal.reason;

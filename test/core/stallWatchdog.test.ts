@@ -17,6 +17,20 @@ describe("stall watchdog", () => {
     expect(result).toBe("done");
   });
 
+  it.each([2 ** 31, 2 ** 32 + 5, Number.MAX_SAFE_INTEGER])(
+    "waits out a timeout of %i ms, beyond what one Node timer holds, instead of firing at once",
+    async (timeoutMs) => {
+      const result = await withStallWatchdog(timeoutMs, undefined, async (signal, onProgress) => {
+        await sleep(20);
+        onProgress();
+        await sleep(20);
+        expect(signal.aborted).toBe(false);
+        return "done";
+      });
+      expect(result).toBe("done");
+    },
+  );
+
   it("cancels a stream that goes silent and reports a stall", async () => {
     let sawAbort = false;
     const run = withStallWatchdog(50, undefined, (signal) => {

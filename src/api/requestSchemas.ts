@@ -35,7 +35,9 @@ const settings = z
       .min(1_000)
       .max(MAX_SUMMARIZATION_STALL_TIMEOUT_MS)
       .optional()
-      .describe("How long the summarizer's stream may stay silent before the call is abandoned. Default 120000."),
+      .describe(
+        "How long the summarizer's stream may stay silent (keep-alive pings are silence; waiting out the provider's retry-after is not) before the call is abandoned. Default 120000.",
+      ),
   })
   .describe("Budget overrides; the context window is given separately.");
 

@@ -120,7 +120,7 @@ export interface CompactionRequest {
     keepRecentTokens?: number;
     /** Cap on the summary's length. Default: four fifths of the reserve. */
     maxSummaryTokens?: number;
-    /** How long the summarizer's stream may stay silent before the call is abandoned. Default 120000. */
+    /** How long the summarizer's stream may stay silent (keep-alive pings are silence; waiting out the provider's retry-after is not) before the call is abandoned. Default 120000. */
     stallTimeoutMs?: number;
   };
   /**
@@ -164,7 +164,7 @@ export interface BatchRequest {
       keepRecentTokens?: number;
       /** Cap on the summary's length. Default: four fifths of the reserve. */
       maxSummaryTokens?: number;
-      /** How long the summarizer's stream may stay silent before the call is abandoned. Default 120000. */
+      /** How long the summarizer's stream may stay silent (keep-alive pings are silence; waiting out the provider's retry-after is not) before the call is abandoned. Default 120000. */
       stallTimeoutMs?: number;
     };
     /**

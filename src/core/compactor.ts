@@ -358,7 +358,7 @@ export class Compactor {
     for (let attempt = 1; attempt <= SUMMARY_ATTEMPTS; attempt++) {
       const started = performance.now();
       try {
-        const response = await withStallWatchdog(this.settings.stallTimeoutMs, options.signal, (signal, onProgress) =>
+        const response = await withStallWatchdog(this.settings.stallTimeoutMs, options.signal, (signal, onProgress, onWaiting) =>
           summarizer.summarize({
             kind,
             system,
@@ -368,6 +368,7 @@ export class Compactor {
             omitted,
             signal,
             onProgress,
+            onWaiting,
           }),
         );
         const text = response.text.trim();

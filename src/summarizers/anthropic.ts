@@ -105,8 +105,10 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
         {
           signal: request.signal,
           ...(overNodeHttp
-            ? { fetchOptions: reportingServerSentEvents(request.onProgress) }
-            : { middleware: [reportEachEvent(request.onProgress), ...(sendsBodyAsStream ? [bodyLetGoOnceSent] : [])] }),
+            ? { fetchOptions: reportingServerSentEvents(request.onProgress), middleware: [waitsBetweenAttempts(request.onProgress, request.onWaiting)] }
+            : {
+                middleware: [waitsBetweenAttempts(request.onProgress, request.onWaiting), reportEachEvent(request.onProgress), ...(sendsBodyAsStream ? [bodyLetGoOnceSent] : [])],
+              }),
           ...(maxRetries !== undefined && { maxRetries }),
           ...(timeoutMs !== undefined && { timeout: timeoutMs }),
         },
@@ -240,17 +242,50 @@ function endingOf(stopReason: string | null, model: string): "finished" | "trunc
 }
 
 /**
- * Calls `onProgress` once per server-sent event, pings included, for a
- * client not made by {@link createAnthropicClient} (compactd's own clients
- * report events from their fetch: {@link reportingServerSentEvents}).
+ * Tells the stall watchdog when the SDK waits between two attempts of one
+ * call, for a client of either kind. An attempt that failed (a 429 or 529
+ * answered with `retry-after`, a 5xx, a dropped connection) is followed by
+ * the SDK's wait before the next one, up to a minute as the API asks: with no
+ * stream open, that silence is the provider's request, not a stall, so
+ * `onWaiting` stops the watchdog. The next attempt's sending calls
+ * `onProgress`, and the watchdog covers its wait for headers and events as it
+ * did the first's. (An attempt the SDK does not retry ends the call at once;
+ * the watchdog has nothing left to watch.)
+ */
+function waitsBetweenAttempts(onProgress: () => void, onWaiting: () => void): Middleware {
+  let waiting = false;
+  const waitForTheNext = (): void => {
+    waiting = true;
+    onWaiting();
+  };
+  return async (attempt, next) => {
+    if (waiting) {
+      waiting = false;
+      onProgress();
+    }
+    let response: Response;
+    try {
+      response = await next(attempt);
+    } catch (err) {
+      waitForTheNext();
+      throw err;
+    }
+    if (!response.ok) waitForTheNext();
+    return response;
+  };
+}
+
+/**
+ * Calls `onProgress` once per server-sent event of content, for a client not
+ * made by {@link createAnthropicClient} (compactd's own clients report events
+ * from their fetch: {@link reportingServerSentEvents}).
  *
- * The SDK drops `ping` events before any of its hooks see them, yet a ping is
- * exactly the API saying "still working": a model that thinks for minutes
- * before its first visible token keeps the connection alive with pings, and a
- * watchdog blind to them would cancel healthy calls. So progress is read off
- * the response body itself, one call per completed event (the blank line
- * that ends it), whatever the event is. Headers alone never count: this runs
- * only as body bytes arrive.
+ * The SDK consumes the stream itself, so progress is read off the response
+ * body, one call per completed event (the blank line that ends it) that has
+ * data and is not a `ping`: a ping says the connection is open, not that the
+ * model is producing, and a stream of nothing but pings is a stall. A model
+ * thinking before its first visible token streams its thinking as events,
+ * which count. Headers alone never count: this runs only as body bytes arrive.
  *
  * The request's abort signal ends the body here too, whatever fetch the
  * client sends with. Node's fetch (undici 6, Node 20 and 22; a given client's

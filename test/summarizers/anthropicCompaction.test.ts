@@ -19,10 +19,10 @@ afterAll(() => fake.close());
 /** Four long turns and a short one: plenty outside the keep-recent budget. */
 const session = conversation(...Array.from({ length: 4 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 })), reactTurn({ rounds: 1 }));
 
-async function compactWith(script: Script, stallTimeoutMs: number): Promise<{ result: Result; requests: number }> {
+async function compactWith(script: Script, stallTimeoutMs: number, maxRetries = 0): Promise<{ result: Result; requests: number }> {
   fake.setScript(script);
   const before = fake.requests.length;
-  const summarizer = createAnthropicSummarizer({ apiKey: "sk-test", baseURL: fake.url, model: "claude-test", maxRetries: 0 });
+  const summarizer = createAnthropicSummarizer({ apiKey: "sk-test", baseURL: fake.url, model: "claude-test", maxRetries });
   const compactor = createCompactor({ settings: { contextWindow: 100_000, keepRecentTokens: 8_000, stallTimeoutMs }, summarizer })!;
   const result = await compactor.compact(parseConversation(session), { reason: "manual" });
   return { result, requests: fake.requests.length - before };
@@ -101,5 +101,24 @@ describe("the compactor over the Anthropic API", () => {
     expect(result.degradedReason).toContain(stopReason ?? "missing");
     expect(result.degradedReason).not.toContain("token cap");
     expect(result.summary).not.toContain("half a summ");
+  });
+
+  it.each([429, 529])("waits out an HTTP %i's retry-after longer than the stall timeout, which is no stall", async (status) => {
+    // Every attempt's first request is told to come back later; the SDK's retry of it gets the summary.
+    const { result } = await compactWith(
+      (request) =>
+        request.headers["x-stainless-retry-count"] === "0" ? { kind: "error", status, retryAfterMs: 900 } : { kind: "reply", text: "## Goal\nafter the wait" },
+      300,
+      1,
+    );
+    expect(result.degradation).toEqual([]);
+    expect(result.summary).toContain("after the wait");
+  });
+
+  it.each(["ping", "comment"] as const)("cancels as stalled a stream that sends only keep-alives (%s), no content", async (keepAlive) => {
+    const { result } = await compactWith(() => ({ kind: "keepAlive", everyMs: 40, with: keepAlive }), 300);
+    expect(result.degraded).toBe(true);
+    expect(new Set(result.degradation.map((d) => d.cause))).toEqual(new Set(["stalled"]));
+    expect(result.degradedReason).toContain("no output for 300 ms");
   });
 });

@@ -12,6 +12,7 @@ const FAULTS: Readonly<Record<string, Behaviour>> = {
   "server-error": { kind: "error", status: 500 },
   "stalled-mid-stream": { kind: "stall", afterEvents: 3 },
   "silent-before-headers": { kind: "silent" },
+  "pings-only": { kind: "keepAlive", everyMs: 100 },
   "cut-off-stream": { kind: "cutOff", afterEvents: 4 },
   "error-event-in-stream": { kind: "errorEvent", afterEvents: 4 },
   "context-overflow": { kind: "overflow" },
@@ -56,6 +57,8 @@ describe("summarizer faults", () => {
       expect(result.messages.length, name).toBeLessThan(messages.length);
       expect(checkToolPairing(parseConversation(result.messages).messages).orphanResults, name).toEqual([]);
     }
+    const pingsOnly = views.find((job) => job.name === "pings-only")!.view.result as { degradation: { cause: string }[] };
+    expect(new Set(pingsOnly.degradation.map((d) => d.cause))).toEqual(new Set(["stalled"]));
     const counted = await h.workerMetrics.registry.getSingleMetricAsString("compactd_summarizer_requests_total");
     for (const outcome of ["error", "stalled", "rejected", "overflow", "truncated", "unfinished", "refused"]) {
       expect(counted, outcome).toMatch(new RegExp(`outcome="${outcome}"\\} [1-9]`));

@@ -214,6 +214,16 @@ const logLevel: z.ZodType<LogLevel, string> = oneOf(LOG_LEVELS);
 
 const MIB = 1024 * 1024;
 
+/**
+ * Upper bounds of the delays the service waits on (timers, lock renewals,
+ * backoffs): far beyond any sane setting, so a larger value is a typo (an
+ * extra zero, seconds taken for minutes), refused at start-up. Past 2^31 ms a
+ * Node timer fires at once instead (see core/timerDelay.ts).
+ */
+const TEN_MINUTES_MS = 600_000;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
 const VARIABLES = {
   redisUrl: withDefault(
     "REDIS_URL",
@@ -320,14 +330,14 @@ const VARIABLES = {
     "Compactions one worker runs at once; they wait on the LLM, not the CPU.",
   ),
   jobAttempts: withDefault("COMPACTD_JOB_ATTEMPTS", "3", integer(1), "Attempts per compaction before it fails."),
-  jobBackoffMs: withDefault("COMPACTD_JOB_BACKOFF_MS", "2000", integer(1), "First retry delay of a compaction, doubled per attempt."),
+  jobBackoffMs: withDefault("COMPACTD_JOB_BACKOFF_MS", "2000", integer(1, HOUR_MS), "First retry delay of a compaction, doubled per attempt; at most 3600000 (an hour)."),
   lockDurationMs: withDefault(
     "COMPACTD_LOCK_DURATION_MS",
     "10000",
-    integer(1),
-    "Job lock of a worker; a crashed worker's jobs are taken over after it lapses.",
+    integer(1, HOUR_MS),
+    "Job lock of a worker; a crashed worker's jobs are taken over after it lapses. At most 3600000 (an hour).",
   ),
-  stalledIntervalMs: withDefault("COMPACTD_STALLED_INTERVAL_MS", "5000", integer(1), "How often workers look for lapsed locks."),
+  stalledIntervalMs: withDefault("COMPACTD_STALLED_INTERVAL_MS", "5000", integer(1, HOUR_MS), "How often workers look for lapsed locks; at most 3600000 (an hour)."),
   maxStalledCount: withDefault(
     "COMPACTD_MAX_STALLED_COUNT",
     "3",
@@ -401,20 +411,30 @@ const VARIABLES = {
     positiveNumber,
     "How long a callback is retried before it is given up (decimals allowed).",
   ),
-  callbackBackoffMs: withDefault("COMPACTD_CALLBACK_BACKOFF_MS", "5000", integer(1), "First retry delay of a callback, doubled per attempt."),
+  callbackBackoffMs: withDefault(
+    "COMPACTD_CALLBACK_BACKOFF_MS",
+    "5000",
+    integer(1, DAY_MS),
+    "First retry delay of a callback, doubled per attempt; at most 86400000 (a day).",
+  ),
   callbackMaxBackoffMs: withDefault(
     "COMPACTD_CALLBACK_MAX_BACKOFF_MS",
     "3600000",
-    integer(1),
-    "Longest delay between two callback attempts, so a receiver back up is reached within it.",
+    integer(1, DAY_MS),
+    "Longest delay between two callback attempts, so a receiver back up is reached within it; at most 86400000 (a day).",
   ),
-  callbackTimeoutMs: withDefault("COMPACTD_CALLBACK_TIMEOUT_MS", "10000", integer(1), "Time a receiver has to answer one queued callback; a first delivery, made as the job settles, waits at most a second of it."),
+  callbackTimeoutMs: withDefault(
+    "COMPACTD_CALLBACK_TIMEOUT_MS",
+    "10000",
+    integer(1, TEN_MINUTES_MS),
+    "Time a receiver has to answer one queued callback, at most 600000 (ten minutes); a first delivery, made as the job settles, waits at most a second of it.",
+  ),
   callbackConcurrency: withDefault("COMPACTD_CALLBACK_CONCURRENCY", "50", integer(1), "Queued callbacks one worker delivers at once."),
   redisCommandTimeoutMs: withDefault(
     "COMPACTD_REDIS_COMMAND_TIMEOUT_MS",
     "2000",
-    integer(1),
-    "Longest the API waits for Redis to answer one command before the request gets 503 with Retry-After.",
+    integer(1, TEN_MINUTES_MS),
+    "Longest the API waits for Redis to answer one command before the request gets 503 with Retry-After; at most 600000 (ten minutes).",
   ),
   callbackHostConcurrency: withDefault(
     "COMPACTD_CALLBACK_HOST_CONCURRENCY",
@@ -425,8 +445,8 @@ const VARIABLES = {
   shutdownTimeoutMs: withDefault(
     "COMPACTD_SHUTDOWN_TIMEOUT_MS",
     "25000",
-    integer(1),
-    "Deadline for finishing or handing back active jobs on SIGTERM.",
+    integer(1, HOUR_MS),
+    "Deadline for finishing or handing back active jobs on SIGTERM; at most 3600000 (an hour).",
   ),
 } satisfies Record<string, Variable<unknown>>;
 

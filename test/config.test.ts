@@ -151,6 +151,25 @@ describe("loadConfig", () => {
     expect(loadConfig({ COMPACTD_INTAKE_THREAD_MIN_BYTES: "0" }).intakeThreadMinBytes).toBe(0);
   });
 
+  it.each([
+    ["COMPACTD_JOB_BACKOFF_MS", 3_600_000],
+    ["COMPACTD_LOCK_DURATION_MS", 3_600_000],
+    ["COMPACTD_STALLED_INTERVAL_MS", 3_600_000],
+    ["COMPACTD_CALLBACK_BACKOFF_MS", 86_400_000],
+    ["COMPACTD_CALLBACK_MAX_BACKOFF_MS", 86_400_000],
+    ["COMPACTD_CALLBACK_TIMEOUT_MS", 600_000],
+    ["COMPACTD_REDIS_COMMAND_TIMEOUT_MS", 600_000],
+    ["COMPACTD_SHUTDOWN_TIMEOUT_MS", 3_600_000],
+  ])("refuses %s above %i ms, a delay no timer would keep, naming the range", (variable, max) => {
+    for (const value of [String(max + 1), String(2 ** 31)]) {
+      const error = problemsOf({ [variable]: value });
+      expect(error.problems.map((p) => p.variable)).toEqual([variable]);
+      expect(error.message).toContain(`${variable}="${value}": expected an integer from 1 to ${max}`);
+    }
+    const field = CONFIG_VARIABLES.find((v) => v.env === variable)!.field;
+    expect(loadConfig({ [variable]: String(max), COMPACTD_CALLBACK_MAX_BACKOFF_MS: "86400000" })[field]).toBe(variable === "COMPACTD_CALLBACK_MAX_BACKOFF_MS" ? 86_400_000 : max);
+  });
+
   it("names the tenant but never prints a key when the API key pairs are wrong", () => {
     const error = problemsOf({ COMPACTD_API_KEYS: "acme:s3cret-one,missingcolon-s3cret,globex:s3cret-one,:s3cret-two,ok:" });
     expect(error.problems).toHaveLength(1);

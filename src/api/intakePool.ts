@@ -27,6 +27,7 @@ import { fileURLToPath } from "node:url";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { ErrorCodes } from "../client/errorCodes.js";
+import { timerDelay } from "../core/timerDelay.js";
 import { ApiError, apiErrorFrom, RETRY_AFTER_SECONDS } from "./apiError.js";
 import { batchFromThread, compactionFromThread, type ThreadAnswer, type ThreadTask } from "./intakeThread.js";
 import { UnparsedJson } from "./jsonBodies.js";
@@ -78,7 +79,7 @@ export function createIntakeRunner(options: IntakeRunnerOptions): IntakeRunner {
     const { port1, port2 } = new MessageChannel();
     let deadline: NodeJS.Timeout | undefined;
     port1.once("message", () => {
-      deadline = setTimeout(() => controller.abort(DEADLINE), options.deadlineMs);
+      deadline = setTimeout(() => controller.abort(DEADLINE), timerDelay(options.deadlineMs));
     });
     inFlight.add(controller);
     try {

@@ -99,7 +99,7 @@ const schemas: Record<string, Schema> = {
       degradation: {
         type: "array",
         description:
-          "Each summarizer call that failed, in order; empty when not degraded. `cause`: `error` (the call failed: rate limit, overload, server error, dropped stream) and `stalled` (the stream went silent) may pass on a later try; `overflow` (the request did not fit the summarizer's window), `truncated` (the summary hit its token cap) and `empty` come back the same from the same request.",
+          "Each summarizer call that failed, in order; empty when not degraded. `cause`: `error` (the call failed: rate limit, overload, server error, dropped stream) and `stalled` (the stream went silent) may pass on a later try; `rejected` (the provider refused the request as it is: an unknown model, a bad key, an invalid request; `message` says what it answered), `overflow` (the request did not fit the summarizer's window), `truncated` (the summary hit its token cap), `unfinished` (the answer stopped another way, not a finished summary: `pause_turn`, `tool_use`, no stop reason), `refused` (the model declined to summarize) and `empty` come back the same from the same request.",
         items: {
           type: "object",
           required: ["kind", "cause", "message"],

@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { REASONS } from "../core/compactor.js";
 import { refusedRequestField } from "../core/formats/nestingDepth.js";
+import { MAX_SUMMARIZATION_STALL_TIMEOUT_MS } from "../core/settings.js";
 import { ApiError, invalidField } from "./apiError.js";
 import { ErrorCodes } from "../client/errorCodes.js";
 
@@ -32,9 +33,11 @@ const settings = z
     stallTimeoutMs: z
       .int()
       .min(1_000)
-      .max(3_600_000)
+      .max(MAX_SUMMARIZATION_STALL_TIMEOUT_MS)
       .optional()
-      .describe("How long the summarizer's stream may stay silent before the call is abandoned. Default 120000."),
+      .describe(
+        "How long the summarizer's stream may stay silent (keep-alive pings are silence; waiting out the provider's retry-after is not) before the call is abandoned. Default 120000.",
+      ),
   })
   .describe("Budget overrides; the context window is given separately.");
 

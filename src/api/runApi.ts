@@ -8,6 +8,7 @@
  */
 import type { FastifyInstance } from "fastify";
 import type { Config } from "../config.js";
+import { timerDelay } from "../core/timerDelay.js";
 import { prepareTokenCounter } from "../core/tokenCounter.js";
 import type { RunningProcess } from "../queue/runningProcess.js";
 import { loggerOptions } from "../telemetry/logger.js";
@@ -32,7 +33,7 @@ export async function runApi(config: Config, deps: ApiDeps = {}, host = "0.0.0.0
     app,
     close() {
       closing ??= (async () => {
-        const deadline = setTimeout(() => app.server.closeAllConnections(), config.shutdownTimeoutMs);
+        const deadline = setTimeout(() => app.server.closeAllConnections(), timerDelay(config.shutdownTimeoutMs));
         try {
           await app.close();
         } finally {

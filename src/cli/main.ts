@@ -4,7 +4,7 @@
  */
 import { createRequire } from "node:module";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { REASONS, type FormatOption, type Reason } from "../core/index.js";
+import { MAX_SUMMARIZATION_STALL_TIMEOUT_MS, REASONS, type FormatOption, type Reason } from "../core/index.js";
 import { CommandOutput } from "./commandOutput.js";
 import { runCompact, type CompactCommandOptions, type Io } from "./compactCommand.js";
 import type { ServiceKind } from "./serviceCommand.js";
@@ -35,7 +35,11 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
     .option("--reserve-tokens <tokens>", "room kept free for the next response (default 16384)", positiveInteger("--reserve-tokens"))
     .option("--keep-recent-tokens <tokens>", "recent tokens kept verbatim (default 20000, at most a quarter of the usable window)", positiveInteger("--keep-recent-tokens"))
     .option("--max-summary-tokens <tokens>", "cap on the summary's length", positiveInteger("--max-summary-tokens"))
-    .option("--stall-timeout-ms <ms>", "cancel a summary stream silent for this long (default 120000)", positiveInteger("--stall-timeout-ms"))
+    .option(
+      "--stall-timeout-ms <ms>",
+      "cancel a summary stream silent for this long (default 120000, at most 3600000)",
+      positiveInteger("--stall-timeout-ms", { most: MAX_SUMMARIZATION_STALL_TIMEOUT_MS, inWords: "an hour" }),
+    )
     .addOption(new Option("--reason <reason>", "what asked for the compaction").choices(REASONS).default("manual"))
     .addOption(new Option("--summarizer <name>", "anthropic (needs ANTHROPIC_API_KEY) or offline (no model)").choices(["anthropic", "offline"]))
     .option("--model <model>", "the Anthropic model that writes the summary")
@@ -106,10 +110,14 @@ function toCompactOptions(opts: Record<string, unknown>): CompactCommandOptions 
   };
 }
 
-function positiveInteger(flag: string): (value: string) => number {
+/** A flag's value as a whole number above 0 and, when `limit` is given, at most its `most`. */
+function positiveInteger(flag: string, limit?: { readonly most: number; readonly inWords: string }): (value: string) => number {
   return (value) => {
     if (!/^\d+$/.test(value) || Number(value) <= 0 || !Number.isSafeInteger(Number(value))) {
       throw new InvalidArgumentError(`${flag} takes a positive whole number, got "${value}"`);
+    }
+    if (limit !== undefined && Number(value) > limit.most) {
+      throw new InvalidArgumentError(`${flag} takes at most ${limit.most} (${limit.inWords}), got "${value}"`);
     }
     return Number(value);
   };

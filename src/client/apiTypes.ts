@@ -47,11 +47,11 @@ export interface Result {
   messagesAfter: number;
   /** A summary is the offline summary because the LLM summarizer failed: the context shrank, its memory is coarser. */
   degraded: boolean;
-  /** Each summarizer call that failed, in order; empty when not degraded. `cause`: `error` (the call failed: rate limit, overload, server error, dropped stream) and `stalled` (the stream went silent) may pass on a later try; `overflow` (the request did not fit the summarizer's window), `truncated` (the summary hit its token cap) and `empty` come back the same from the same request. */
+  /** Each summarizer call that failed, in order; empty when not degraded. `cause`: `error` (the call failed: rate limit, overload, server error, dropped stream) and `stalled` (the stream went silent) may pass on a later try; `rejected` (the provider refused the request as it is: an unknown model, a bad key, an invalid request; `message` says what it answered), `overflow` (the request did not fit the summarizer's window), `truncated` (the summary hit its token cap), `unfinished` (the answer stopped another way, not a finished summary: `pause_turn`, `tool_use`, no stop reason), `refused` (the model declined to summarize) and `empty` come back the same from the same request. */
   degradation: readonly ({
     /** Which summary the call was for. */
     kind: "history" | "turnPrefix";
-    cause: "error" | "stalled" | "overflow" | "truncated" | "empty";
+    cause: "error" | "stalled" | "rejected" | "overflow" | "truncated" | "unfinished" | "refused" | "empty";
     message: string;
   })[];
   degradedReason: string | null;
@@ -120,7 +120,7 @@ export interface CompactionRequest {
     keepRecentTokens?: number;
     /** Cap on the summary's length. Default: four fifths of the reserve. */
     maxSummaryTokens?: number;
-    /** How long the summarizer's stream may stay silent before the call is abandoned. Default 120000. */
+    /** How long the summarizer's stream may stay silent (keep-alive pings are silence; waiting out the provider's retry-after is not) before the call is abandoned. Default 120000. */
     stallTimeoutMs?: number;
   };
   /**
@@ -164,7 +164,7 @@ export interface BatchRequest {
       keepRecentTokens?: number;
       /** Cap on the summary's length. Default: four fifths of the reserve. */
       maxSummaryTokens?: number;
-      /** How long the summarizer's stream may stay silent before the call is abandoned. Default 120000. */
+      /** How long the summarizer's stream may stay silent (keep-alive pings are silence; waiting out the provider's retry-after is not) before the call is abandoned. Default 120000. */
       stallTimeoutMs?: number;
     };
     /**

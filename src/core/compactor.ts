@@ -13,6 +13,7 @@ import { choosePathRoot, pathRootLine, statedPathRoot } from "./pathRoot.js";
 import { pinRequests, userRequestsOf, type UserRequest } from "./pinnedRequests.js";
 import { prepare, type Preparation } from "./prepare.js";
 import { buildSummarizationPrompt } from "./prompts.js";
+import { providerAnswerOf } from "./rejection.js";
 import { normalizeSettings, type Settings, type SettingsInput } from "./settings.js";
 import { withStallWatchdog } from "./stallWatchdog.js";
 import type { SummarizationResponse, Summarizer, SummarizerCallReport, SummaryKind } from "./summarizer.js";
@@ -333,8 +334,9 @@ export class Compactor {
    * One summary. The offline summarizer writes it directly. A model gets up to
    * two attempts, each under the stall watchdog. A summary cut off by the token
    * cap or empty is rejected (an incomplete summary silently loses the newest
-   * facts). A cancelled caller is never retried; an overflowing request is not
-   * retried either, since the same request cannot fit a second time. After
+   * facts). A cancelled caller is never retried; an overflowing, rejected or
+   * refused request is not retried either, since the same request cannot fit,
+   * be accepted or be agreed to a second time. After
    * that, the offline summary of the whole range, marked degraded.
    */
   private async summarizeRange(
@@ -365,7 +367,7 @@ export class Compactor {
     for (let attempt = 1; attempt <= SUMMARY_ATTEMPTS; attempt++) {
       const started = performance.now();
       try {
-        const response = await withStallWatchdog(this.settings.stallTimeoutMs, options.signal, (signal, onProgress) =>
+        const response = await withStallWatchdog(this.settings.stallTimeoutMs, options.signal, (signal, onProgress, onWaiting) =>
           summarizer.summarize({
             kind,
             system,
@@ -375,6 +377,7 @@ export class Compactor {
             omitted,
             signal,
             onProgress,
+            onWaiting,
           }),
         );
         const text = response.text.trim();
@@ -392,9 +395,9 @@ export class Compactor {
         if (options.signal?.aborted) throw options.signal.reason;
         const cause = causeOfError(err);
         report(cause, started, { error: err });
-        fail(cause, `summarizer failed: ${describe(err)}`);
-        // The same request cannot fit a second time.
-        if (cause === "overflow") break;
+        fail(cause, `${cause === "rejected" ? "summarizer's request was rejected" : "summarizer failed"}: ${describe(err)}`);
+        // The same request cannot fit a second time, nor be accepted, nor talk the model out of refusing.
+        if (cause === "overflow" || cause === "rejected" || cause === "refused") break;
       }
     }
     return offlineRangeSummary(range, await rangeMessages(range), estimator, failures);
@@ -541,10 +544,10 @@ function joinSections(sections: readonly string[]): string {
   return sections.filter((s) => s !== "").join("\n\n");
 }
 
+/** A failed call in words: the provider's status, error type and own message when it gave them, else the error's message. */
 function describe(err: unknown): string {
-  if (err instanceof Error) {
-    const status = (err as { status?: unknown }).status;
-    return typeof status === "number" ? `HTTP ${status}: ${err.message}` : err.message;
-  }
-  return String(err);
+  const { status, type, message } = providerAnswerOf(err);
+  const said = message ?? (err instanceof Error ? err.message : String(err));
+  const answer = [status === undefined ? undefined : `HTTP ${status}`, type].filter((part) => part !== undefined).join(" ");
+  return answer === "" ? said : `${answer}: ${said}`;
 }

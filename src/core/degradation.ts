@@ -9,21 +9,26 @@
  * classified here, once, where it happens, and the result carries the list;
  * its `degradedReason` is the same list as text.
  */
-import { SummarizationStalledError } from "./errors.js";
+import { SummarizationStalledError, SummaryRefusedError, SummaryUnfinishedError } from "./errors.js";
 import { isOverflowError } from "./overflow.js";
+import { isRejectedRequest } from "./rejection.js";
 import type { SummaryKind } from "./summarizer.js";
 
 /**
  * How one summarizer call failed:
  * - `error`: the call threw (rate limit, overload, server error, dropped stream);
  * - `stalled`: the stream went silent past the stall timeout;
+ * - `rejected`: the provider refused the request as it is (bad model, bad key, invalid request);
  * - `overflow`: the request did not fit the summarizer's window (refused, or stopped for it);
  * - `truncated`: the summary stopped at its token cap;
+ * - `unfinished`: the answer stopped without being a finished summary, and not at the cap
+ *   (Anthropic's `pause_turn`, `tool_use`, no stop reason, an unknown one);
+ * - `refused`: the model declined to write the summary;
  * - `empty`: the summarizer answered with no text.
  */
-export type DegradationCause = "error" | "stalled" | "overflow" | "truncated" | "empty";
+export const DEGRADATION_CAUSES = ["error", "stalled", "rejected", "overflow", "truncated", "unfinished", "refused", "empty"] as const;
 
-export const DEGRADATION_CAUSES: readonly DegradationCause[] = ["error", "stalled", "overflow", "truncated", "empty"];
+export type DegradationCause = (typeof DEGRADATION_CAUSES)[number];
 
 /** One failed summarizer call of a compaction. */
 export interface Degradation {
@@ -36,8 +41,9 @@ export interface Degradation {
 
 /**
  * Whether the same request could succeed later: errors and stalls are the
- * provider's passing trouble; an overflowing, truncated or empty summary
- * comes back the same way from the same request.
+ * provider's passing trouble; a rejected request, a refusal, an overflowing,
+ * truncated, unfinished or empty summary comes back the same way from the
+ * same request.
  */
 export function isTransient(cause: DegradationCause): boolean {
   return cause === "error" || cause === "stalled";
@@ -46,7 +52,11 @@ export function isTransient(cause: DegradationCause): boolean {
 /** The class of a summarizer call that threw (the caller's own cancellation aside). */
 export function causeOfError(err: unknown): DegradationCause {
   if (err instanceof SummarizationStalledError) return "stalled";
-  return isOverflowError(err) ? "overflow" : "error";
+  if (err instanceof SummaryUnfinishedError) return "unfinished";
+  if (err instanceof SummaryRefusedError) return "refused";
+  // Overflow first: the API refuses a request too long for the window with a 400 as well.
+  if (isOverflowError(err)) return "overflow";
+  return isRejectedRequest(err) ? "rejected" : "error";
 }
 
 /** A result's `degradedReason`: its degradations in words, null when there are none. */

@@ -59,3 +59,32 @@ export class SummarizationStalledError extends Error {
     this.name = "SummarizationStalledError";
   }
 }
+
+/**
+ * The model declined to write the summary (Anthropic's `stop_reason:
+ * "refusal"`). Its text is an explanation, not a summary; accepting it would
+ * replace the history with a refusal. Asking the same again gets the same
+ * answer, so the compactor does not.
+ */
+export class SummaryRefusedError extends Error {
+  readonly code = "summary_refused";
+  constructor(readonly model: string) {
+    super(`${model} refused to write the summary (stop_reason "refusal")`);
+    this.name = "SummaryRefusedError";
+  }
+}
+
+/**
+ * The summarizer's answer ended without the provider saying the summary was
+ * complete, and not on the token cap either (Anthropic's `pause_turn` or
+ * `tool_use`, no stop reason at all, or one added after this code). Neither a
+ * summary nor a truncated one: what its missing part would have held is
+ * unknown, so it is not taken, and not blamed on a cap that raising would not fix.
+ */
+export class SummaryUnfinishedError extends Error {
+  readonly code = "summary_unfinished";
+  constructor(readonly stopReason: string | null) {
+    super(`the summary stopped unfinished (stop_reason ${stopReason === null ? "missing" : JSON.stringify(stopReason)})`);
+    this.name = "SummaryUnfinishedError";
+  }
+}

@@ -21,6 +21,14 @@ export const DEFAULT_RESERVE_TOKENS = 16_384;
 export const DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS = 120_000;
 
 /**
+ * The longest stall timeout the API and the CLI take: an hour. A stream
+ * silent that long is dead, and the agent waiting on it would rather have a
+ * degraded summary; far longer ones are typos (and past 2^31 ms no timer
+ * holds them, see timerDelay.ts).
+ */
+export const MAX_SUMMARIZATION_STALL_TIMEOUT_MS = 3_600_000;
+
+/**
  * Summaries shorter than this cannot hold the structured sections at all, so a
  * cap derived from a tiny reserve is raised to it.
  */

@@ -33,10 +33,17 @@ export interface SummarizationRequest {
   /** Aborted when the caller cancels or the stall watchdog fires. */
   readonly signal: AbortSignal;
   /**
-   * Call on every streamed event of any kind. The stall watchdog is reset by
-   * it; response headers alone are not progress.
+   * Call on every streamed event of content (thinking included), and when a
+   * new attempt is sent. The stall watchdog is reset by it; response headers
+   * alone are not progress, nor are keep-alive pings.
    */
   readonly onProgress: () => void;
+  /**
+   * Call when the summarizer waits on purpose before its next attempt (a
+   * provider's `retry-after`): the stall watchdog stops until the next
+   * `onProgress`, so a wait the provider asked for is not taken for a stall.
+   */
+  readonly onWaiting: () => void;
 }
 
 export interface SummarizationResponse {

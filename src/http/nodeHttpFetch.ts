@@ -40,8 +40,9 @@ const SERVER_SENT_EVENT_LISTENER = Symbol("compactd.serverSentEventListener");
 /**
  * Request options (the SDK's per-request `fetchOptions`, which reach this
  * fetch as part of its init) that have `onEvent` called at the end of every
- * server-sent event of a successful response's body, pings included, as the
- * bytes arrive. The summarizer's stall watchdog needs exactly that, and for
+ * server-sent event of a successful response's body that carries data and is
+ * not a keep-alive `ping` (see sseEventCounter.ts), as the bytes arrive. The
+ * summarizer's stall watchdog needs exactly that, and for
  * a client sending with this fetch it is had here, on the bytes Node hands
  * over, rather than through a web stream stage and the SDK's middleware
  * chain, which together cost a summarizer call about a quarter of a

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type RegistryContentType } from "prom-client";
 import { REASONS } from "../core/compactor.js";
+import { DEGRADATION_CAUSES } from "../core/degradation.js";
 
 /**
  * Every Prometheus metric compactd exports, created on a registry the caller
@@ -34,7 +35,12 @@ const TOKEN_BUCKETS = [500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000
 
 export const JOB_OUTCOMES = ["completed", "degraded", "failed", "cancelled", "nothing_to_compact"] as const;
 export type JobOutcome = (typeof JOB_OUTCOMES)[number];
-export const SUMMARIZER_OUTCOMES = ["ok", "error", "stalled", "truncated", "overflow"] as const;
+/**
+ * How a summarizer call ended: `ok`, or the cause the compactor classified
+ * its failure as. Made from the causes themselves, so a new cause is counted
+ * as itself rather than folded into another.
+ */
+export const SUMMARIZER_OUTCOMES = ["ok", ...DEGRADATION_CAUSES] as const;
 export type SummarizerOutcome = (typeof SUMMARIZER_OUTCOMES)[number];
 export const TOKEN_DIRECTIONS = ["input", "output"] as const;
 export type TokenDirection = (typeof TOKEN_DIRECTIONS)[number];
@@ -46,10 +52,11 @@ export type TokenDirection = (typeof TOKEN_DIRECTIONS)[number];
  * their last attempt, in addition to that attempt's own outcome.
  */
 /**
- * Provider statuses a summarizer error is pre-exported with (rate limited,
- * server errors, Anthropic's overloaded 529); `none` is an error without an
- * HTTP status (connection refused, a stream cut off or answering with an
- * error event). Other statuses appear with their first error.
+ * Provider statuses a summarizer error or rejection is pre-exported with
+ * (rate limited, server errors, Anthropic's overloaded 529); `none` is an
+ * error without an HTTP status (connection refused, a stream cut off or
+ * answering with an error event). Other statuses (a 401 of a revoked key, a
+ * 404 of a bad model name) appear with their first error.
  */
 export const SUMMARIZER_ERROR_STATUSES = ["429", "500", "502", "503", "504", "529", "none"] as const;
 export const CALLBACK_OUTCOMES = ["delivered", "gone", "rejected", "redirected", "timeout", "unreachable", "refused", "abandoned"] as const;

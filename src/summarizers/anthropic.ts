@@ -10,6 +10,7 @@
  */
 import Anthropic, { AnthropicError, APIUserAbortError, type Middleware } from "@anthropic-ai/sdk";
 import type { MessageDeltaUsage, RawMessageStreamEvent, Usage } from "@anthropic-ai/sdk/resources/messages";
+import { SummaryRefusedError, SummaryUnfinishedError } from "../core/errors.js";
 import type { SummarizationRequest, SummarizationResponse, Summarizer } from "../core/summarizer.js";
 import { createNodeHttpFetch, reportingServerSentEvents } from "../http/nodeHttpFetch.js";
 import { sseEventCounter } from "../http/sseEventCounter.js";
@@ -49,19 +50,6 @@ export interface AnthropicSummarizerOptions {
   readonly timeoutMs?: number;
   /** A ready client (shared connection pools, custom fetch). `maxRetries` and `timeoutMs` still apply when set. */
   readonly client?: Anthropic;
-}
-
-/**
- * The model declined to write the summary (`stop_reason: "refusal"`). Its
- * text is an explanation, not a summary; accepting it would replace the
- * history with a refusal, so the call fails and the compactor falls back.
- */
-export class SummaryRefusedError extends Error {
-  readonly code = "summary_refused";
-  constructor(readonly model: string) {
-    super(`anthropic summarizer: ${model} refused to write the summary (stop_reason "refusal")`);
-    this.name = "SummaryRefusedError";
-  }
 }
 
 /** Clients made by {@link createAnthropicClient}, which send over node:http. */
@@ -117,8 +105,10 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
         {
           signal: request.signal,
           ...(overNodeHttp
-            ? { fetchOptions: reportingServerSentEvents(request.onProgress) }
-            : { middleware: [reportEachEvent(request.onProgress), ...(sendsBodyAsStream ? [bodyLetGoOnceSent] : [])] }),
+            ? { fetchOptions: reportingServerSentEvents(request.onProgress), middleware: [waitsBetweenAttempts(request.onProgress, request.onWaiting)] }
+            : {
+                middleware: [waitsBetweenAttempts(request.onProgress, request.onWaiting), reportEachEvent(request.onProgress), ...(sendsBodyAsStream ? [bodyLetGoOnceSent] : [])],
+              }),
           ...(maxRetries !== undefined && { maxRetries }),
           ...(timeoutMs !== undefined && { timeout: timeoutMs }),
         },
@@ -126,10 +116,9 @@ export function createAnthropicSummarizer(options: AnthropicSummarizerOptions): 
       // SDK errors are thrown untouched: the core's overflow detection reads their status and body.
       const summary = await readSummary(stream, request.signal);
 
-      if (summary.stopReason === "refusal") throw new SummaryRefusedError(model);
       return {
         text: summary.text,
-        truncated: !finishedNaturally(summary.stopReason),
+        truncated: endingOf(summary.stopReason, model) === "truncated",
         stopReason: summary.stopReason ?? undefined,
         usage: { inputTokens: summary.inputTokens, outputTokens: summary.outputTokens },
       };
@@ -226,28 +215,77 @@ function withDelta(usage: Usage, delta: MessageDeltaUsage): Usage {
 }
 
 /**
- * Only a natural stop vouches for a whole summary. `max_tokens` and
- * `model_context_window_exceeded` cut it off; a missing stop reason, or one
- * that makes no sense for a tool-less request (`tool_use`, `pause_turn`),
- * gives no such guarantee either, and an incomplete summary silently loses
- * whatever its missing sections would have held.
+ * What a stop reason says of the text before it. Only a natural stop
+ * (`end_turn`, `stop_sequence`) vouches for a whole summary; `max_tokens`
+ * cut it off at the cap; `model_context_window_exceeded` says the request
+ * did not fit, which the compactor reads off the stop reason itself. Anything
+ * else is not a summary at all and throws: `refusal` as
+ * {@link SummaryRefusedError}, and `pause_turn`, `tool_use` (senseless for a
+ * tool-less request), a missing stop reason or one this code does not know as
+ * {@link SummaryUnfinishedError}. Calling those truncated would send an
+ * operator to raise a cap that is not the problem.
  */
-function finishedNaturally(stopReason: string | null): boolean {
-  return stopReason === "end_turn" || stopReason === "stop_sequence";
+function endingOf(stopReason: string | null, model: string): "finished" | "truncated" | "overflow" {
+  switch (stopReason) {
+    case "end_turn":
+    case "stop_sequence":
+      return "finished";
+    case "max_tokens":
+      return "truncated";
+    case "model_context_window_exceeded":
+      return "overflow";
+    case "refusal":
+      throw new SummaryRefusedError(model);
+    default:
+      throw new SummaryUnfinishedError(stopReason);
+  }
 }
 
 /**
- * Calls `onProgress` once per server-sent event, pings included, for a
- * client not made by {@link createAnthropicClient} (compactd's own clients
- * report events from their fetch: {@link reportingServerSentEvents}).
+ * Tells the stall watchdog when the SDK waits between two attempts of one
+ * call, for a client of either kind. An attempt that failed (a 429 or 529
+ * answered with `retry-after`, a 5xx, a dropped connection) is followed by
+ * the SDK's wait before the next one, up to a minute as the API asks: with no
+ * stream open, that silence is the provider's request, not a stall, so
+ * `onWaiting` stops the watchdog. The next attempt's sending calls
+ * `onProgress`, and the watchdog covers its wait for headers and events as it
+ * did the first's. (An attempt the SDK does not retry ends the call at once;
+ * the watchdog has nothing left to watch.)
+ */
+function waitsBetweenAttempts(onProgress: () => void, onWaiting: () => void): Middleware {
+  let waiting = false;
+  const waitForTheNext = (): void => {
+    waiting = true;
+    onWaiting();
+  };
+  return async (attempt, next) => {
+    if (waiting) {
+      waiting = false;
+      onProgress();
+    }
+    let response: Response;
+    try {
+      response = await next(attempt);
+    } catch (err) {
+      waitForTheNext();
+      throw err;
+    }
+    if (!response.ok) waitForTheNext();
+    return response;
+  };
+}
+
+/**
+ * Calls `onProgress` once per server-sent event of content, for a client not
+ * made by {@link createAnthropicClient} (compactd's own clients report events
+ * from their fetch: {@link reportingServerSentEvents}).
  *
- * The SDK drops `ping` events before any of its hooks see them, yet a ping is
- * exactly the API saying "still working": a model that thinks for minutes
- * before its first visible token keeps the connection alive with pings, and a
- * watchdog blind to them would cancel healthy calls. So progress is read off
- * the response body itself, one call per completed event (the blank line
- * that ends it), whatever the event is. Headers alone never count: this runs
- * only as body bytes arrive.
+ * The SDK consumes the stream itself, so progress is read off the response
+ * body, one call per completed event (the blank line that ends it) that has
+ * data and is not a `ping`: a ping says the connection is open, not that the
+ * model is producing, and a stream of nothing but pings is a stall. A model
+ * thinking before its first visible token streams its thinking as events,
+ * which count. Headers alone never count: this runs only as body bytes arrive.
  *
  * The request's abort signal ends the body here too, whatever fetch the
  * client sends with. Node's fetch (undici 6, Node 20 and 22; a given client's

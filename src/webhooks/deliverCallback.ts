@@ -1,6 +1,7 @@
 import { request as httpRequest, type Agent } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
+import { timerDelay } from "../core/timerDelay.js";
 import type { CallbackOutcome } from "../metrics/metrics.js";
 import type { CallbackAgents } from "./callbackAgents.js";
 import { CallbackRefusedError } from "./guardedLookup.js";
@@ -89,7 +90,7 @@ function post({ url, headers, body, timeoutMs, lookup }: DeliveryRequest, agent:
     let lastLook: NodeJS.Immediate | undefined;
     const timer = setTimeout(() => {
       lastLook = setImmediate(() => request.destroy(new DeliveryTimeoutError(`receiver did not answer within ${timeoutMs} ms`)));
-    }, timeoutMs);
+    }, timerDelay(timeoutMs));
     const stopTheClock = (): void => {
       clearTimeout(timer);
       clearImmediate(lastLook);
@@ -101,7 +102,7 @@ function post({ url, headers, body, timeoutMs, lookup }: DeliveryRequest, agent:
       response.on("error", () => undefined);
       resolve({ result: outcomeOfStatus(response.statusCode ?? 0, response.headers.location), staleConnection: false });
       // A body that never ends would hold its connection for good.
-      request.setTimeout(timeoutMs, () => request.destroy());
+      request.setTimeout(timerDelay(timeoutMs), () => request.destroy());
     });
     // `on`, not `once`: the socket may fail again while the body drains, and
     // an unheard error event would crash the worker. Later calls are no-ops.

@@ -13,6 +13,7 @@
 import { Worker } from "bullmq";
 import { ErrorCodes } from "../client/errorCodes.js";
 import type { Config } from "../config.js";
+import { timerDelay } from "../core/timerDelay.js";
 import { prepareTokenCounter } from "../core/tokenCounter.js";
 import { createMetrics, type Metrics } from "../metrics/metrics.js";
 import { createLogger, type Logger } from "../telemetry/logger.js";
@@ -217,7 +218,7 @@ async function settledBy(promise: Promise<unknown>, deadline: number): Promise<b
 async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
+    timer = setTimeout(() => resolve(undefined), timerDelay(ms));
   });
   try {
     return await Promise.race([promise.catch(() => undefined), timeout]);

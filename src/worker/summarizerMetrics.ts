@@ -7,22 +7,22 @@
  */
 import type { SummarizerCallReport } from "../core/summarizer.js";
 import { observeLatency } from "../metrics/exemplars.js";
-import type { Metrics, SummarizerOutcome } from "../metrics/metrics.js";
+import type { Metrics } from "../metrics/metrics.js";
 import type { Logger } from "../telemetry/logger.js";
 
 /** `log` carries the job's fields; each failed call is logged with its kind and the provider's status. */
 export function summarizerMetrics(metrics: Metrics, log: Logger): (call: SummarizerCallReport) => void {
   return ({ outcome, durationMs, error, usage }) => {
-    // An empty answer is a call that worked at the provider's end; the result's degradation says it was of no use.
-    const counted: SummarizerOutcome = outcome === "empty" ? "ok" : outcome;
-    metrics.summarizerRequestsTotal.inc({ outcome: counted });
+    // Counted as classified: an empty answer is no summary, whatever the provider thought of it.
+    metrics.summarizerRequestsTotal.inc({ outcome });
     observeLatency(metrics.summarizerDuration, {}, durationMs / 1000);
     if (usage !== undefined) {
       metrics.summarizerTokensTotal.inc({ direction: "input" }, usage.inputTokens);
       metrics.summarizerTokensTotal.inc({ direction: "output" }, usage.outputTokens);
     }
     if (error === undefined) return;
-    if (outcome === "error") metrics.summarizerErrorsTotal.inc({ status_code: providerStatus(error) });
+    // The provider's answer, whether it may pass (error) or refuses the request for good (rejected): a 401 is worth seeing by status.
+    if (outcome === "error" || outcome === "rejected") metrics.summarizerErrorsTotal.inc({ status_code: providerStatus(error) });
     // The error's name and status only: a provider's message may quote the request.
     log.warn(
       { summarizerOutcome: outcome, statusCode: providerStatus(error), errorName: error instanceof Error ? error.name : typeof error, durationMs: Math.round(durationMs) },

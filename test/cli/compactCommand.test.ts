@@ -60,6 +60,8 @@ describe("compactd compact", () => {
   it.each([
     [["compact", "MISSING.json", "--context-window", "1000"], /MISSING\.json: cannot read \(ENOENT\)/],
     [["compact", "FILE", "--context-window", "lots"], /--context-window takes a positive whole number, got "lots"/],
+    [["compact", "FILE", "--context-window", "100000", "--stall-timeout-ms", "3600001"], /--stall-timeout-ms takes at most 3600000 \(an hour\), got "3600001"/],
+    [["compact", "FILE", "--context-window", "100000", "--stall-timeout-ms", "2147483648"], /--stall-timeout-ms takes at most 3600000/],
     [["compact", "FILE"], /required option '--context-window <tokens>' not specified/],
     [["compact", "FILE", "--context-window", "1000", "--reason", "bored"], /--reason.*bored/],
     [["compact", "BAD", "--context-window", "1000"], /not valid JSON/],

@@ -202,6 +202,15 @@ describe("Compactor", () => {
     expect(history.prompt).toContain(`${history.omitted} messages right after the first message shown are left out`);
   });
 
+  it("gives up at once on a request any provider's SDK reports refused as it is (a 4xx but 408, 409, 429), quoting the provider", async () => {
+    const refusal = Object.assign(new Error("403 {...}"), { status: 403, error: { error: { type: "permission_error", message: "key lacks access to model x" } } });
+    const { compactor, summarizer } = compactorWith(() => ({ kind: "fail", error: refusal }));
+    const result = await compactor.compact(parseConversation(longSession()), manual);
+    expect(ofKind(summarizer.requests, "history")).toHaveLength(1);
+    expect(causes(result, "history")).toEqual(["rejected"]);
+    expect(result.degradedReason).toContain("HTTP 403 permission_error: key lacks access to model x");
+  });
+
   it("counts as omitted the messages left out of the request, except the user requests it carries verbatim", async () => {
     const settings = { contextWindow: 24_000, reserveTokens: 4_000 };
     const raw = conversation(...Array.from({ length: 12 }, () => reactTurn({ rounds: 4, toolResultChars: 3_000 })));

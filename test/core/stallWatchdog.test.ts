@@ -17,6 +17,38 @@ describe("stall watchdog", () => {
     expect(result).toBe("done");
   });
 
+  it.each([2 ** 31, 2 ** 32 + 5, Number.MAX_SAFE_INTEGER])(
+    "waits out a timeout of %i ms, beyond what one Node timer holds, instead of firing at once",
+    async (timeoutMs) => {
+      const result = await withStallWatchdog(timeoutMs, undefined, async (signal, onProgress) => {
+        await sleep(20);
+        onProgress();
+        await sleep(20);
+        expect(signal.aborted).toBe(false);
+        return "done";
+      });
+      expect(result).toBe("done");
+    },
+  );
+
+  it("does not count a wait the work announces (a retry-after) as a stall, and watches again once it resumes", async () => {
+    const result = await withStallWatchdog(50, undefined, async (signal, onProgress, onWaiting) => {
+      onWaiting();
+      await sleep(200); // four timeouts' worth of waiting on purpose
+      expect(signal.aborted).toBe(false);
+      onProgress();
+      return "done";
+    });
+    expect(result).toBe("done");
+    const silentAfterWait = withStallWatchdog(50, undefined, async (_signal, onProgress, onWaiting) => {
+      onWaiting();
+      await sleep(20);
+      onProgress();
+      return new Promise<string>(() => {});
+    });
+    await expect(silentAfterWait).rejects.toBeInstanceOf(SummarizationStalledError);
+  });
+
   it("cancels a stream that goes silent and reports a stall", async () => {
     let sawAbort = false;
     const run = withStallWatchdog(50, undefined, (signal) => {

@@ -52,8 +52,11 @@ export interface ReplyOptions {
   readonly thinking?: string;
   /** How many `thinking_delta` events carry the thinking. Default 1. */
   readonly thinkingChunks?: number;
-  /** Default `end_turn`. `null` sends a `message_delta` without a stop reason. */
-  readonly stopReason?: FakeStopReason | null;
+  /**
+   * Default `end_turn`. `null` sends a `message_delta` without a stop reason;
+   * any other text stands for a stop reason the API may add later.
+   */
+  readonly stopReason?: FakeStopReason | (string & {}) | null;
   /** Pause before every SSE event after the first. Default 0. */
   readonly delayMs?: number;
   /**
@@ -107,6 +110,12 @@ export type Behaviour =
   | ({ readonly kind: "stall"; readonly afterEvents?: number } & ReplyOptions)
   /** Accept the request and never send a byte, not even headers. */
   | { readonly kind: "silent" }
+  /**
+   * Send the headers and `message_start`, then only a keep-alive every
+   * `everyMs` (a `ping` event, or an SSE comment line) until the client
+   * leaves: a connection kept open with nothing coming.
+   */
+  | { readonly kind: "keepAlive"; readonly everyMs: number; readonly with?: "ping" | "comment" }
   /**
    * Send `afterEvents` events, then drop the connection (`destroy`, the
    * default) or end the response cleanly without the rest (`end`).
@@ -332,6 +341,10 @@ async function answer(
     case "silent":
       await untilGone(res, shutdown);
       return;
+    case "keepAlive":
+      if (streaming) await keepAlive(request, res, b, shutdown);
+      else await untilGone(res, shutdown);
+      return;
     case "reply":
       if (streaming) await stream(request, res, b, Infinity, shutdown);
       else sendJSON(res, 200, messageObject(request, b, true));
@@ -391,6 +404,23 @@ async function stream(
     writeEvent(res, request, name, data);
   }
   if (sent === events.length) res.end();
+}
+
+/** `message_start`, then a ping or a comment every `everyMs` until the client or the server goes. */
+async function keepAlive(
+  request: RecordedRequest,
+  res: ServerResponse,
+  b: { readonly everyMs: number; readonly with?: "ping" | "comment" },
+  shutdown: AbortSignal,
+): Promise<void> {
+  res.writeHead(200, { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
+  writeEvent(res, request, "message_start", { type: "message_start", message: messageObject(request, {}, false) });
+  while (writable(res) && !shutdown.aborted) {
+    await pause(b.everyMs, shutdown);
+    if (!writable(res) || shutdown.aborted) return;
+    if (b.with === "comment") res.write(": keep-alive\n\n");
+    else writeEvent(res, request, "ping", { type: "ping" });
+  }
 }
 
 type SseEvent = readonly [name: string, data: unknown];
@@ -457,7 +487,7 @@ function messageObject(request: RecordedRequest, reply: ReplyOptions, complete: 
   };
 }
 
-function stopReasonOf(reply: ReplyOptions): FakeStopReason | null {
+function stopReasonOf(reply: ReplyOptions): string | null {
   return reply.stopReason === undefined ? "end_turn" : reply.stopReason;
 }
 

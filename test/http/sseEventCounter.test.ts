@@ -16,13 +16,24 @@ async function count(chunks: readonly string[]): Promise<{ events: number; outpu
 }
 
 describe("sseEventCounter", () => {
-  it("counts one per event, pings and comments included, and passes the bytes through unchanged", async () => {
+  it("counts one per event with data, not pings or comments, and passes the bytes through unchanged", async () => {
     const wire =
       'event: message_start\ndata: {"type":"message_start"}\n\n' +
       'event: ping\ndata: {"type": "ping"}\n\n' +
       ": keep-alive comment\n\n" +
       'event: message_stop\ndata: {"type":"message_stop"}\n\n';
-    expect(await count([wire])).toEqual({ events: 4, output: wire });
+    expect(await count([wire])).toEqual({ events: 2, output: wire });
+  });
+
+  it("tells a ping by its event name however it is written and split, and nothing else for one", async () => {
+    const pings = "event:ping\ndata: {}\n\nevent: ping\r\ndata: {}\r\n\r\ndata: {}\nevent: ping\n\n";
+    expect((await count(Array.from(pings))).events).toBe(0);
+    const notPings = "event: pings\ndata: {}\n\nevent: ping \ndata: {}\n\nevent: ping\nevent: content_block_delta\ndata: {}\n\ndata\n\n";
+    expect((await count(Array.from(notPings))).events).toBe(4);
+  });
+
+  it("does not count an event without data (an id or retry field alone)", async () => {
+    expect((await count(["id: 7\n\nretry: 100\n\nevent: message_stop\n\n"])).events).toBe(0);
   });
 
   it("counts events whose delimiters are split across chunks, byte by byte", async () => {

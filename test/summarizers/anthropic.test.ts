@@ -1,12 +1,8 @@
 import Anthropic, { APIError, APIUserAbortError, AnthropicError } from "@anthropic-ai/sdk";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { SummaryRefusedError, SummaryUnfinishedError } from "../../src/core/errors.js";
 import type { SummarizationRequest } from "../../src/core/summarizer.js";
-import {
-  createAnthropicSummarizer,
-  DEFAULT_MODEL,
-  SummaryRefusedError,
-  type AnthropicSummarizerOptions,
-} from "../../src/summarizers/anthropic.js";
+import { createAnthropicSummarizer, DEFAULT_MODEL, type AnthropicSummarizerOptions } from "../../src/summarizers/anthropic.js";
 import { startFakeAnthropic, type Behaviour, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
 
 const API_KEY = "sk-ant-test-key";
@@ -44,6 +40,7 @@ function summarizationRequest(
       count++;
       onEvent(count);
     },
+    onWaiting: () => {},
     ...overrides,
   };
   return { request, progress: () => count };
@@ -59,29 +56,45 @@ describe("createAnthropicSummarizer", () => {
     expect(result).toEqual({ text, truncated: false, stopReason: "end_turn", usage: { inputTokens: 321, outputTokens: 45 } });
   });
 
-  it("calls onProgress once for every streamed event, thinking deltas and pings included", async () => {
+  it("calls onProgress once for every streamed event, thinking deltas included, but not for pings", async () => {
     fake.setScript([{ kind: "reply", text: "SUMMARY", chunks: 4, thinking: "Let me think about it", thinkingChunks: 3, pings: 3 }]);
     const { request, progress } = summarizationRequest();
 
     const result = await summarizer().summarize(request);
 
     // message_start, 3 pings, thinking block (start, 3 deltas, signature, stop),
-    // text block (start, 4 deltas, stop), message_delta, message_stop.
+    // text block (start, 4 deltas, stop), message_delta, message_stop: all but the pings.
     expect(fake.requests[0]?.eventsSent).toBe(18);
-    expect(progress()).toBe(18);
+    expect(progress()).toBe(15);
     expect(result.text).toBe("SUMMARY");
   });
 
-  it("calls onProgress for every event, pings included, through a client of the caller's own (Node's fetch) too", async () => {
+  it("calls onProgress for every event but pings through a client of the caller's own (Node's fetch) too", async () => {
     fake.setScript([{ kind: "reply", text: "SUMMARY", chunks: 4, pings: 3 }]);
     const { request, progress } = summarizationRequest();
     const client = new Anthropic({ apiKey: API_KEY, baseURL: fake.url, maxRetries: 0 });
 
     await summarizer({ client }).summarize(request);
 
-    // message_start, 3 pings, text block (start, 4 deltas, stop), message_delta, message_stop.
+    // message_start, 3 pings, text block (start, 4 deltas, stop), message_delta, message_stop: all but the pings.
     expect(fake.requests[0]?.eventsSent).toBe(12);
-    expect(progress()).toBe(12);
+    expect(progress()).toBe(9);
+  });
+
+  it.each([
+    ["compactd's own client", () => ({})],
+    ["a client of the caller's own", () => ({ client: new Anthropic({ apiKey: API_KEY, baseURL: fake.url }) })],
+  ])("tells the watchdog it is waiting while the SDK waits out a retry-after, and resumes with the retry (%s)", async (_name, options) => {
+    fake.setScript([{ kind: "error", status: 429, retryAfterMs: 50 }, { kind: "error", status: 529, retryAfterMs: 50 }, { kind: "reply" }]);
+    const calls: string[] = [];
+    const { request } = summarizationRequest({ onProgress: () => calls.push("progress"), onWaiting: () => calls.push("waiting") });
+
+    await summarizer(options()).summarize(request);
+
+    expect(fake.requests).toHaveLength(3);
+    // Each wait ends with its retry being sent; only then do the events come.
+    expect(calls.slice(0, 4)).toEqual(["waiting", "progress", "waiting", "progress"]);
+    expect(calls.slice(4).every((call) => call === "progress")).toBe(true);
   });
 
   it("sends the model, the completion cap, the system prompt and one user message, streaming, without sampling parameters", async () => {
@@ -102,15 +115,32 @@ describe("createAnthropicSummarizer", () => {
     });
   });
 
-  it.each(["max_tokens", "model_context_window_exceeded", null] as const)(
-    "reports a summary that stopped with stop_reason %s as truncated",
+  it("reports a summary that stopped on max_tokens as truncated", async () => {
+    fake.setScript([{ kind: "reply", text: "## Goal\nRename the bill", stopReason: "max_tokens" }]);
+
+    const result = await summarizer().summarize(summarizationRequest().request);
+
+    expect(result).toMatchObject({ truncated: true, stopReason: "max_tokens", text: "## Goal\nRename the bill" });
+  });
+
+  it("reports a request that filled the model's window by its stop reason, not as truncated", async () => {
+    fake.setScript([{ kind: "reply", text: "## Goal\nRename", stopReason: "model_context_window_exceeded" }]);
+
+    const result = await summarizer().summarize(summarizationRequest().request);
+
+    expect(result).toMatchObject({ truncated: false, stopReason: "model_context_window_exceeded" });
+  });
+
+  it.each(["pause_turn", "tool_use", null, "a_stop_reason_not_yet_invented"] as const)(
+    "fails with SummaryUnfinishedError, not a truncated summary, when the stream stops with stop_reason %s",
     async (stopReason) => {
       fake.setScript([{ kind: "reply", text: "## Goal\nRename the bill", stopReason }]);
 
-      const result = await summarizer().summarize(summarizationRequest().request);
+      const error = await summarizer().summarize(summarizationRequest().request).catch((err: unknown) => err);
 
-      expect(result.truncated).toBe(true);
-      expect(result.text).toBe("## Goal\nRename the bill");
+      expect(error).toBeInstanceOf(SummaryUnfinishedError);
+      expect((error as SummaryUnfinishedError).stopReason).toBe(stopReason);
+      expect((error as Error).message).toContain(stopReason ?? "missing");
     },
   );
 
@@ -163,13 +193,13 @@ describe("createAnthropicSummarizer", () => {
   it("throws when aborted mid-stream and never returns the partial text", async () => {
     fake.setScript([{ kind: "stall", afterEvents: 5, text: "PARTIAL SUMMARY", chunks: 3 }]);
     const controller = new AbortController();
-    // message_start, ping, content_block_start and two text deltas arrive; then the abort.
+    // message_start, ping, content_block_start and two text deltas arrive (all but the ping are progress); then the abort.
     const { request, progress } = summarizationRequest({ signal: controller.signal }, (n) => {
-      if (n === 5) controller.abort();
+      if (n === 4) controller.abort();
     });
 
     await expect(summarizer().summarize(request)).rejects.toBeInstanceOf(APIUserAbortError);
-    expect(progress()).toBe(5);
+    expect(progress()).toBe(4);
     await vi.waitFor(() => expect(fake.requests[0]?.disconnected).toBe(true));
   });
 

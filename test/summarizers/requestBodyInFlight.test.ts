@@ -74,6 +74,7 @@ describe.each(Object.entries(CLIENTS))("an Anthropic summarizer call whose respo
           omitted: 0,
           signal,
           onProgress: () => undefined,
+          onWaiting: () => undefined,
         } satisfies SummarizationRequest)
         .catch(() => undefined);
     const allReceived = async (count: number): Promise<void> => {

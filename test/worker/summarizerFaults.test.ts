@@ -12,10 +12,14 @@ const FAULTS: Readonly<Record<string, Behaviour>> = {
   "server-error": { kind: "error", status: 500 },
   "stalled-mid-stream": { kind: "stall", afterEvents: 3 },
   "silent-before-headers": { kind: "silent" },
+  "pings-only": { kind: "keepAlive", everyMs: 100 },
   "cut-off-stream": { kind: "cutOff", afterEvents: 4 },
   "error-event-in-stream": { kind: "errorEvent", afterEvents: 4 },
   "context-overflow": { kind: "overflow" },
+  "model-not-found": { kind: "error", status: 404, message: "model: claude-nope" },
   "stopped-at-token-cap": { kind: "reply", stopReason: "max_tokens" },
+  "paused-turn": { kind: "reply", stopReason: "pause_turn" },
+  refusal: { kind: "reply", text: "I can't help with that.", stopReason: "refusal" },
 };
 
 function script(request: RecordedRequest): Behaviour {
@@ -53,17 +57,19 @@ describe("summarizer faults", () => {
       expect(result.messages.length, name).toBeLessThan(messages.length);
       expect(checkToolPairing(parseConversation(result.messages).messages).orphanResults, name).toEqual([]);
     }
+    const pingsOnly = views.find((job) => job.name === "pings-only")!.view.result as { degradation: { cause: string }[] };
+    expect(new Set(pingsOnly.degradation.map((d) => d.cause))).toEqual(new Set(["stalled"]));
     const counted = await h.workerMetrics.registry.getSingleMetricAsString("compactd_summarizer_requests_total");
-    for (const outcome of ["error", "stalled", "overflow", "truncated"]) {
+    for (const outcome of ["error", "stalled", "rejected", "overflow", "truncated", "unfinished", "refused"]) {
       expect(counted, outcome).toMatch(new RegExp(`outcome="${outcome}"\\} [1-9]`));
     }
-    // Each error is counted once more under the provider's status, or none
-    // without one (a cut-off stream, an error event). Which calls end as
-    // errors rather than stalls depends on timing; the split must add up.
+    // Each error and rejection is counted once more under the provider's
+    // status, or none without one (a cut-off stream, an error event). Which
+    // calls end as errors rather than stalls depends on timing; the split must add up.
     const byStatus = await h.workerMetrics.registry.getSingleMetricAsString("compactd_summarizer_errors_total");
     const statuses = [...byStatus.matchAll(/status_code="(\w+)"\} (\d+)/g)].filter((match) => match[2] !== "0");
-    expect(statuses.map((match) => match[1]).filter((status) => !["429", "529", "500", "none"].includes(status!))).toEqual([]);
-    const errors = Number(/outcome="error"\} (\d+)/.exec(counted)?.[1]);
+    expect(statuses.map((match) => match[1]).filter((status) => !["429", "529", "500", "404", "none"].includes(status!))).toEqual([]);
+    const errors = Number(/outcome="error"\} (\d+)/.exec(counted)?.[1]) + Number(/outcome="rejected"\} (\d+)/.exec(counted)?.[1]);
     expect(statuses.reduce((sum, match) => sum + Number(match[2]), 0)).toBe(errors);
     // Every job's wait, submission to outcome, is timed once.
     const latency = await h.workerMetrics.registry.getSingleMetricAsString("compactd_job_latency_seconds");
@@ -76,5 +82,25 @@ describe("summarizer faults", () => {
     const { body } = await h.submit(request);
     const view = await h.view(String(body.id), JOB_BUDGET_SECONDS);
     expect(view).toMatchObject({ status: "completed", attempts: 1 });
+  });
+
+  it("gives up the retries that cannot help: a model that refused is not asked again", async () => {
+    const request = markedRequest("fault:refusal", { settings: { reserveTokens: 4_000 } });
+    const { body } = await h.submit(request);
+    const view = await h.view(String(body.id), JOB_BUDGET_SECONDS);
+    expect(view).toMatchObject({ status: "completed", attempts: 1 });
+    const result = view.result as { degradation: { cause: string }[]; summary: string };
+    expect(new Set(result.degradation.map((d) => d.cause))).toEqual(new Set(["refused"]));
+    expect(result.summary).not.toContain("I can't help with that.");
+  });
+
+  it("gives up the retries that cannot help: a request the API rejects is not retried, and the result says what the API said", async () => {
+    const request = markedRequest("fault:model-not-found", { settings: { reserveTokens: 4_000 } });
+    const { body } = await h.submit(request);
+    const view = await h.view(String(body.id), JOB_BUDGET_SECONDS);
+    expect(view).toMatchObject({ status: "completed", attempts: 1 });
+    const result = view.result as { degradation: { cause: string }[]; degradedReason: string };
+    expect(result.degradation.map((d) => d.cause)).toContain("rejected");
+    expect(result.degradedReason).toContain("model: claude-nope");
   });
 });

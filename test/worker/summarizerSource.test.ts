@@ -28,6 +28,7 @@ const request: SummarizationRequest = {
   omitted: 0,
   signal: new AbortController().signal,
   onProgress: () => undefined,
+  onWaiting: () => undefined,
 };
 
 function anthropic(choice: SummarizerChoice): Summarizer {

@@ -86,7 +86,11 @@ const schemas: Record<string, Schema> = {
           "The request's Anthropic top-level system prompt, unchanged; present when the request had one, so the result has the request's shape.",
       },
       messages: { type: "array", items: {}, description: "Replaces the request's messages; OpenAI system and developer messages that led them lead them still." },
-      summary: { type: "string" },
+      summary: {
+        type: "string",
+        description:
+          "Valid Unicode: a lone surrogate it quotes from the conversation (broken bytes in a tool's output) is written as U+FFFD, as it is in what the LLM summarizer is sent. Messages kept verbatim come back as received.",
+      },
       reason: { enum: ["threshold", "overflow", "manual"] },
       tokensBefore: { type: "integer" },
       tokensAfter: { type: "integer" },

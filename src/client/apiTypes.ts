@@ -39,6 +39,7 @@ export interface Result {
   system?: unknown;
   /** Replaces the request's messages; OpenAI system and developer messages that led them lead them still. */
   messages: readonly unknown[];
+  /** Valid Unicode: a lone surrogate it quotes from the conversation (broken bytes in a tool's output) is written as U+FFFD, as it is in what the LLM summarizer is sent. Messages kept verbatim come back as received. */
   summary: string;
   reason: "threshold" | "overflow" | "manual";
   tokensBefore: number;

@@ -17,6 +17,7 @@ import { normalizeSettings, type Settings, type SettingsInput } from "./settings
 import { withStallWatchdog } from "./stallWatchdog.js";
 import type { SummarizationResponse, Summarizer, SummarizerCallReport, SummaryKind } from "./summarizer.js";
 import { summaryMessage } from "./summaryEnvelope.js";
+import { wellFormed } from "./wellFormedText.js";
 import { MESSAGE_OVERHEAD_TOKENS, TokenEstimator, type KnownTokenCounts } from "./tokenEstimator.js";
 
 /** What asked for a compaction, for logging, metrics and the UI. */
@@ -212,7 +213,7 @@ export class Compactor {
     const ranges = prefix === undefined ? [history] : [history, prefix];
     const prose = statingPathRoot(joinSections([history.text, prefixSection]), rootLine, ranges);
     const pinned = pinRequests(after.inheritedRequests, freshRequests, prose, after.summaryTokens, countRequest);
-    const summary = joinSections([prose, pinned.text, formatFileOperations(after.fileOperations)]);
+    const summary = summaryOf([prose, pinned.text, formatFileOperations(after.fileOperations)]);
     const message = summaryMessage(summary);
     const messages = apply(after.kept, message);
     const degradation = ranges.flatMap((r) => r.failures);
@@ -239,7 +240,7 @@ export class Compactor {
           ? null
           : {
               turnId: after.checkpointTurnId,
-              summary: joinSections([
+              summary: summaryOf([
                 statingPathRoot(history.text, rootLine, [history]),
                 pinRequests(after.inheritedRequests, historyRequests, history.text, after.summaryTokens, countRequest).text,
                 formatFileOperations(after.historyFileOperations),
@@ -521,6 +522,15 @@ function requestCounter(estimator: TokenEstimator, requests: readonly UserReques
     }
     return n;
   };
+}
+
+/**
+ * The summary made of `sections`. Its pinned requests, file lists and offline
+ * lines quote the conversation, which can hold lone surrogates; the summary is
+ * compactd's own text and is valid Unicode (see wellFormedText.ts).
+ */
+function summaryOf(sections: readonly string[]): string {
+  return wellFormed(joinSections(sections));
 }
 
 function joinSections(sections: readonly string[]): string {

@@ -169,8 +169,39 @@ describe("compactd compact", () => {
       expect(fake.requests.length).toBeGreaterThanOrEqual(1);
       expect(fake.requests[0]!.body).toMatchObject({ model: "claude-test-1", stream: true });
     });
+
+    it("summarizes a session whose text holds lone surrogates, which the API refuses, and gives the kept messages back unchanged", async () => {
+      // Broken bytes in what the user pasted and in a tool's output; JSON.stringify writes them as `\ud800` escapes.
+      const broken = conversation(...Array.from({ length: 10 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 })));
+      broken[0] = { role: "user", content: "Fix the parser: it chokes on \ud800 here" };
+      broken[2] = { role: "user", content: [{ type: "tool_result", tool_use_id: toolUseIdOf(broken[1]), content: "read \udc00 bytes" }] };
+      broken.push({ role: "user", content: "Last words \ud83d alone" }, { role: "assistant", content: "Noted." });
+      const file = path.join(dir, "lone-surrogates.json");
+      await writeFile(file, JSON.stringify({ messages: broken }));
+      const before = fake.requests.length;
+
+      const run = await runCli(["compact", file, "--context-window", "100000", "--keep-recent-tokens", "8000"], {
+        env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: fake.url },
+      });
+
+      expect(run.code).toBe(0);
+      const out = JSON.parse(run.stdout);
+      expect(out.degradedReason).toBeNull();
+      const sent = fake.requests.slice(before).map((r) => r.userText);
+      expect(sent.some((text) => text.includes("it chokes on \ufffd here"))).toBe(true);
+      expect(sent.some((text) => text.includes("read \ufffd bytes"))).toBe(true);
+      expect(out.summary).toContain("it chokes on \ufffd here");
+      expect(JSON.stringify(out.summary)).not.toMatch(/\\ud[89a-f]/);
+      expect(out.messages.slice(-2)).toEqual([{ role: "user", content: "Last words \ud83d alone" }, { role: "assistant", content: "Noted." }]);
+    });
   });
 });
+
+/** The id of the first tool call in an Anthropic assistant message. */
+function toolUseIdOf(message: unknown): string {
+  const content = (message as { content: { type: string; id?: string }[] }).content;
+  return content.find((block) => block.type === "tool_use")!.id!;
+}
 
 describe("compactd compact on a directory, watched from a terminal", () => {
   it("shows progress on stderr when stderr is a TTY, and none when it is not", async () => {

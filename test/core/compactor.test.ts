@@ -243,6 +243,21 @@ describe("Compactor", () => {
     expect(Math.max(...sizes)).toBeGreaterThan(3_200);
   });
 
+  it("writes a summary with no lone surrogate when the session's text holds some, and keeps the kept messages as they came", async () => {
+    const session = longSession();
+    session[0] = { role: "user", content: "Fix the parser: it chokes on \ud800 here" };
+    session.push({ role: "user", content: "Last words \udc00 alone" }, { role: "assistant", content: "Noted." });
+    const compactor = createCompactor({ settings: WINDOW, summarizer: OFFLINE_SUMMARIZER })!;
+
+    const result = await compactor.compact(parseConversation(session), manual);
+
+    expect(result.summary).toContain("it chokes on \ufffd here");
+    expect(Buffer.from(result.summary, "utf8").toString("utf8")).toBe(result.summary);
+    const checkpoint = result.checkpoint?.summary ?? "";
+    expect(Buffer.from(checkpoint, "utf8").toString("utf8")).toBe(checkpoint);
+    expect(result.messages.slice(-2)).toEqual(session.slice(-2));
+  });
+
   it("writes the offline summary's paths relative to the project directory it states once, and keeps that directory next time", async () => {
     const turn = (i: number, dir: string): RawMessage[] => [
       { role: "user", content: `change file ${i}` },

@@ -78,6 +78,7 @@ const schemas: Record<string, Schema> = {
       "checkpoint",
       "omitted",
       "firstKeptIndex",
+      "previousSummaryCharsCut",
       "replaces",
     ],
     properties: {
@@ -132,6 +133,12 @@ const schemas: Record<string, Schema> = {
           "Summarized messages that neither the summarization request nor the summary represents: for an LLM, the oldest messages left out of its request because they did not fit; for the offline summary, the messages no line of it stands for. User requests carried verbatim after the summary count as represented.",
       },
       firstKeptIndex: { type: "integer" },
+      previousSummaryCharsCut: {
+        type: "integer",
+        minimum: 0,
+        description:
+          "Characters of the previous compaction's summary that the offline summary left out. The offline summary (by choice, or as the fallback when the LLM summarizer failed) keeps the previous summary whole, since it is the only record of everything before it; this is above 0 only when the previous summary alone outgrew the summary budget, and the cut is also marked in the text. 0 when an LLM wrote the summary (it was asked to update the previous one).",
+      },
       replaces: ref("Replaces"),
     },
   },

@@ -2,7 +2,8 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { conversation, reactTurn } from "../helpers/conversations.js";
+import { summaryMessage } from "../../src/core/summaryEnvelope.js";
+import { conversation, fillerText, reactTurn } from "../helpers/conversations.js";
 import { deeplyNestedJson, toolCallWithInput } from "../helpers/deepJson.js";
 import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
 import { stderrOnTerminal } from "../helpers/onTerminal.js";
@@ -202,6 +203,32 @@ function toolUseIdOf(message: unknown): string {
   const content = (message as { content: { type: string; id?: string }[] }).content;
   return content.find((block) => block.type === "tool_use")!.id!;
 }
+
+describe("compactd compact when the Anthropic API fails", () => {
+  let failing: FakeAnthropic;
+  beforeAll(async () => {
+    failing = await startFakeAnthropic({ script: () => ({ kind: "error", status: 500 }) });
+  });
+  afterAll(() => failing.close());
+
+  it("keeps the previous summary whole in the degraded summary and says nothing of it was cut", async () => {
+    const facts = Array.from({ length: 60 }, (_, i) => `- fact ${i}: ${fillerText(180, i * 211).replace(/\s+/g, " ")}`);
+    const previous = ["## Goal", ...facts.slice(0, 30), "", "## Critical Context", ...facts.slice(30)].join("\n");
+    const file = path.join(dir, "previous-summary.json");
+    await writeFile(file, JSON.stringify({ messages: [summaryMessage(previous), ...longSession] }));
+
+    const run = await runCli(["compact", file, "--context-window", "100000", "--keep-recent-tokens", "8000"], {
+      env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: failing.url },
+    });
+
+    expect(run.code).toBe(0);
+    const out = JSON.parse(run.stdout);
+    expect(out.degraded).toBe(true);
+    expect(out.degradedReason).toContain("HTTP 500");
+    expect(facts.filter((fact) => !out.summary.includes(fact.slice(2)))).toEqual([]);
+    expect(out.previousSummaryCharsCut).toBe(0);
+  });
+});
 
 describe("compactd compact on a directory, watched from a terminal", () => {
   it("shows progress on stderr when stderr is a TTY, and none when it is not", async () => {

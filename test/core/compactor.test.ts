@@ -10,7 +10,7 @@ import { splitPinnedRequests } from "../../src/core/pinnedRequests.js";
 import { prepare } from "../../src/core/prepare.js";
 import { normalizeSettings, threshold, type SettingsInput } from "../../src/core/settings.js";
 import type { SummarizerCallReport, SummaryKind } from "../../src/core/summarizer.js";
-import { previousSummaryOf, SUMMARY_PREAMBLE } from "../../src/core/summaryEnvelope.js";
+import { previousSummaryOf, SUMMARY_PREAMBLE, summaryMessage } from "../../src/core/summaryEnvelope.js";
 import { TokenEstimator } from "../../src/core/tokenEstimator.js";
 import { conversation, fillerText, reactTurn, type RawMessage } from "../helpers/conversations.js";
 import { listCompactedSessions } from "../helpers/corpus.js";
@@ -171,6 +171,35 @@ describe("Compactor", () => {
     expect(result.degradation).toEqual([]);
     expect(result.degradedReason).toBeNull();
     expect(result.summary).toContain("recovered");
+  });
+
+  it("keeps a large previous summary whole in the degraded offline summary: it is the only record of what came before", async () => {
+    // A model's summary of a long session: about 3,000 tokens, every line a fact nothing else records.
+    const facts = Array.from({ length: 60 }, (_, i) => `- fact ${i}: ${fillerText(180, i * 211).replace(/\s+/g, " ")}`);
+    const headings = ["## Goal", "## Constraints & Preferences", "## Progress", "## Key Decisions", "## Next Steps", "## Critical Context"];
+    const previous = headings.map((heading, h) => [heading, ...facts.slice(h * 10, h * 10 + 10)].join("\n")).join("\n\n");
+    const failing = compactorWith(() => ({ kind: "fail", error: Object.assign(new Error("internal server error"), { status: 500 }) }));
+
+    const result = await failing.compactor.compact(parseConversation([summaryMessage(previous), ...longSession()]), manual);
+
+    expect(result.degraded).toBe(true);
+    for (const fact of facts) expect(result.summary).toContain(fact.slice(2));
+    expect(result.previousSummaryCharsCut).toBe(0);
+  });
+
+  it("says how much of a previous summary larger than the whole summary budget the degraded summary had to cut", async () => {
+    // About 15,000 tokens: more than the 8,000-token summary budget can hold.
+    const facts = Array.from({ length: 300 }, (_, i) => `- fact ${i}: ${fillerText(180, i * 211).replace(/\s+/g, " ")}`);
+    const previous = ["## Critical Context", ...facts].join("\n");
+    const failing = compactorWith(() => ({ kind: "fail", error: Object.assign(new Error("internal server error"), { status: 500 }) }));
+
+    const result = await failing.compactor.compact(parseConversation([summaryMessage(previous), ...longSession()]), manual);
+
+    const missing = facts.filter((fact) => !result.summary.includes(fact.slice(2)));
+    expect(missing.length).toBeGreaterThan(0);
+    expect(result.previousSummaryCharsCut).toBeGreaterThanOrEqual(missing.join("\n").length - 2 * missing.length);
+    expect(result.previousSummaryCharsCut).toBeLessThan(previous.length);
+    expect(new TokenEstimator().countText(splitPinnedRequests(splitFileOperations(result.summary).prose).prose)).toBeLessThanOrEqual(8_000);
   });
 
   it("degrades on a failing summarizer, records why, and carries the previous summary into the offline summary", async () => {

@@ -16,7 +16,7 @@ import { buildSummarizationPrompt } from "./prompts.js";
 import { normalizeSettings, type Settings, type SettingsInput } from "./settings.js";
 import { withStallWatchdog } from "./stallWatchdog.js";
 import type { SummarizationResponse, Summarizer, SummarizerCallReport, SummaryKind } from "./summarizer.js";
-import { summaryMessage } from "./summaryEnvelope.js";
+import { defuseBlockTags, summaryMessage } from "./summaryEnvelope.js";
 import { wellFormed } from "./wellFormedText.js";
 import { MESSAGE_OVERHEAD_TOKENS, TokenEstimator, type KnownTokenCounts } from "./tokenEstimator.js";
 
@@ -380,7 +380,8 @@ export class Compactor {
             onProgress,
           }),
         );
-        const text = response.text.trim();
+        // The model quotes the session, which may hold a summary's blocks: defused, they stay prose.
+        const text = defuseBlockTags(response.text.trim());
         const outcome = response.stopReason === CONTEXT_WINDOW_EXCEEDED ? "overflow" : response.truncated ? "truncated" : text === "" ? "empty" : "ok";
         report(outcome, started, { response });
         if (outcome === "ok") {
@@ -530,7 +531,8 @@ function offlineRangeSummary(range: PlannedRange, messages: readonly Message[], 
     estimator,
   );
   return {
-    text: offline.text,
+    // Its lines quote the session (a todo, a path), which may hold a summary's blocks: defused, they stay prose.
+    text: defuseBlockTags(offline.text),
     failures,
     writer: OFFLINE_SUMMARIZER,
     unrepresented: offline.unrepresented.map((m) => m.index),

@@ -14,7 +14,7 @@
  */
 import { clipMiddle } from "./serialize.js";
 import type { Message } from "./message.js";
-import { previousSummaryOf } from "./summaryEnvelope.js";
+import { defuseBlockTags, previousSummaryOf } from "./summaryEnvelope.js";
 
 /** The block's share of the summary budget. */
 const SUMMARY_BUDGET_SHARE = 1 / 4;
@@ -35,8 +35,6 @@ const OPEN = "<user-requests";
 const CLOSE = "</user-requests>";
 const BLOCK = /\n*<user-requests(?: omitted="(\d+)")?>\n([\s\S]*?)\n?<\/user-requests>/;
 const ENTRY = /<request(?: quoted="(\d+)")?>\n([\s\S]*?)\n<\/request>/g;
-/** Tags of the blocks appended after a summary; inside a request they are defused so parsing cannot be fooled. */
-const BLOCK_TAG = /<(\/?)(user-requests|request|read-files|modified-files)\b/g;
 
 export interface UserRequest {
   readonly text: string;
@@ -171,7 +169,7 @@ function verbatimEntry(text: string): string {
 
 /** One request as an entry: verbatim, or a pointer to the summary's verbatim quote of it. */
 function entryOf(request: UserRequest, prose: string, maxChars: number): string {
-  const text = request.text.replace(BLOCK_TAG, "<$1 $2");
+  const text = defuseBlockTags(request.text);
   if (text.length >= MIN_QUOTED_CHARS && prose.includes(text)) {
     return `<request quoted="${text.length}">\n${text.slice(0, QUOTE_KEY_CHARS)}\n</request>`;
   }

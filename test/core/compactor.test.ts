@@ -202,6 +202,17 @@ describe("Compactor", () => {
     expect(new TokenEstimator().countText(splitPinnedRequests(splitFileOperations(result.summary).prose).prose)).toBeLessThanOrEqual(8_000);
   });
 
+  it("holds a carried previous summary to a summary budget smaller than the offline summary's own ceiling", async () => {
+    const facts = Array.from({ length: 60 }, (_, i) => `- fact ${i}: ${fillerText(180, i * 211).replace(/\s+/g, " ")}`);
+    const previous = ["## Critical Context", ...facts].join("\n");
+    const failing = compactorWith(() => ({ kind: "fail", error: new Error("down") }), { ...WINDOW, maxSummaryTokens: 1_500 });
+
+    const result = await failing.compactor.compact(parseConversation([summaryMessage(previous), ...longSession()]), manual);
+
+    expect(result.previousSummaryCharsCut).toBeGreaterThan(0);
+    expect(new TokenEstimator().countText(splitPinnedRequests(splitFileOperations(result.summary).prose).prose)).toBeLessThanOrEqual(1_500);
+  });
+
   it("degrades on a failing summarizer, records why, and carries the previous summary into the offline summary", async () => {
     const good = compactorWith(() => ({ kind: "reply", text: "## Goal\nthe original task" }));
     const first = await good.compactor.compact(parseConversation(longSession()), manual);

@@ -78,6 +78,7 @@ const schemas: Record<string, Schema> = {
       "checkpoint",
       "omitted",
       "firstKeptIndex",
+      "previousSummaryCharsCut",
       "replaces",
     ],
     properties: {
@@ -86,7 +87,11 @@ const schemas: Record<string, Schema> = {
           "The request's Anthropic top-level system prompt, unchanged; present when the request had one, so the result has the request's shape.",
       },
       messages: { type: "array", items: {}, description: "Replaces the request's messages; OpenAI system and developer messages that led them lead them still." },
-      summary: { type: "string" },
+      summary: {
+        type: "string",
+        description:
+          "Valid Unicode: a lone surrogate it quotes from the conversation (broken bytes in a tool's output) is written as U+FFFD, as it is in what the LLM summarizer is sent. Messages kept verbatim come back as received.",
+      },
       reason: { enum: ["threshold", "overflow", "manual"] },
       tokensBefore: { type: "integer" },
       tokensAfter: { type: "integer" },
@@ -128,6 +133,12 @@ const schemas: Record<string, Schema> = {
           "Summarized messages that neither the summarization request nor the summary represents: for an LLM, the messages left out of its request because they did not fit (the oldest, or, when the summarized range opens with a user request, the messages right after it: the request itself is kept); for the offline summary, the messages no line of it stands for. User requests carried verbatim after the summary count as represented.",
       },
       firstKeptIndex: { type: "integer" },
+      previousSummaryCharsCut: {
+        type: "integer",
+        minimum: 0,
+        description:
+          "Characters of the previous compaction's summary that the offline summary left out. The offline summary (by choice, or as the fallback when the LLM summarizer failed) keeps the previous summary whole, since it is the only record of everything before it; this is above 0 only when the previous summary alone outgrew the summary budget, and the cut is also marked in the text. 0 when an LLM wrote the summary (it was asked to update the previous one).",
+      },
       replaces: ref("Replaces"),
     },
   },

@@ -17,7 +17,8 @@ import { providerAnswerOf } from "./rejection.js";
 import { normalizeSettings, type Settings, type SettingsInput } from "./settings.js";
 import { withStallWatchdog } from "./stallWatchdog.js";
 import type { SummarizationResponse, Summarizer, SummarizerCallReport, SummaryKind } from "./summarizer.js";
-import { summaryMessage } from "./summaryEnvelope.js";
+import { defuseBlockTags, summaryMessage } from "./summaryEnvelope.js";
+import { wellFormed } from "./wellFormedText.js";
 import { MESSAGE_OVERHEAD_TOKENS, TokenEstimator, type KnownTokenCounts } from "./tokenEstimator.js";
 
 /** What asked for a compaction, for logging, metrics and the UI. */
@@ -102,6 +103,14 @@ export interface Result {
   readonly omitted: number;
   /** Index, in the input's messages, of the first message kept verbatim. */
   readonly firstKeptIndex: number;
+  /**
+   * Characters of the previous summary the offline summary left out because
+   * the previous summary alone outgrew the summary's cap. The offline summary
+   * keeps it whole otherwise (it is the only record of what came before), so
+   * this is 0 unless that record was really cut. A model, asked to update the
+   * previous summary, decides itself what stays: 0.
+   */
+  readonly previousSummaryCharsCut: number;
 }
 
 /**
@@ -163,6 +172,8 @@ interface RangeSummary {
   readonly writer: string | undefined;
   /** Indices of the range's messages neither the request nor the summary represents. */
   readonly unrepresented: readonly number[];
+  /** Characters of the previous summary an offline summary left out (see Result.previousSummaryCharsCut). */
+  readonly previousSummaryCharsCut: number;
 }
 
 export class Compactor {
@@ -205,7 +216,7 @@ export class Compactor {
     const [history, prefix] = await Promise.all([
       planned.history === undefined
         ? // No new complete turns to fold in (the whole summarized range is the head of the current turn): the previous summary stands.
-          { text: planned.previousSummary ?? "", failures: [], writer: undefined, unrepresented: [] }
+          { text: planned.previousSummary ?? "", failures: [], writer: undefined, unrepresented: [], previousSummaryCharsCut: 0 }
         : this.summarizeRange(planned.history, options, estimator, rangeMessages),
       planned.turnPrefix === undefined ? undefined : this.summarizeRange(planned.turnPrefix, options, estimator, rangeMessages),
     ]);
@@ -214,7 +225,7 @@ export class Compactor {
     const ranges = prefix === undefined ? [history] : [history, prefix];
     const prose = statingPathRoot(joinSections([history.text, prefixSection]), rootLine, ranges);
     const pinned = pinRequests(after.inheritedRequests, freshRequests, prose, after.summaryTokens, countRequest);
-    const summary = joinSections([prose, pinned.text, formatFileOperations(after.fileOperations)]);
+    const summary = summaryOf([prose, pinned.text, formatFileOperations(after.fileOperations)]);
     const message = summaryMessage(summary);
     const messages = apply(after.kept, message);
     const degradation = ranges.flatMap((r) => r.failures);
@@ -241,7 +252,7 @@ export class Compactor {
           ? null
           : {
               turnId: after.checkpointTurnId,
-              summary: joinSections([
+              summary: summaryOf([
                 statingPathRoot(history.text, rootLine, [history]),
                 pinRequests(after.inheritedRequests, historyRequests, history.text, after.summaryTokens, countRequest).text,
                 formatFileOperations(after.historyFileOperations),
@@ -250,6 +261,7 @@ export class Compactor {
             },
       omitted: ranges.flatMap((r) => r.unrepresented).filter((i) => !pinned.carried.has(i)).length,
       firstKeptIndex: after.firstKeptIndex,
+      previousSummaryCharsCut: history.previousSummaryCharsCut,
     };
   }
 
@@ -274,10 +286,10 @@ export class Compactor {
     // Pinned beside an empty prose: the most room the block can take, since a request the prose quotes only shrinks it.
     const pinnedTokens = estimator.countText(pinRequests(prep.inheritedRequests, freshRequests, "", prep.summaryTokens, countRequest).text);
     const ceilings = offlineCeilings(prep, pinnedTokens + (rootLine === "" ? 0 : estimator.countText(rootLine) + 1));
-    const request = (kind: SummaryKind, range: readonly Message[], input: FittedInput, previousSummary: string | undefined, maxTokens: number, offlineTokens: number): RangeRequest => {
+    const request = (kind: SummaryKind, range: readonly Message[], input: FittedInput, previousSummary: string | undefined, maxTokens: number, offline: OfflineRoom): RangeRequest => {
       const from = range[0]!.index;
       const omittedFrom = from + (input.leftOut === "afterOpening" ? 1 : 0);
-      const planned = { kind, from, to: from + range.length, omitted: input.omitted, omittedFrom, previousSummary, maxTokens, offlineTokens, pathRoot };
+      const planned = { kind, from, to: from + range.length, omitted: input.omitted, omittedFrom, previousSummary, maxTokens, offline, pathRoot };
       return this.summarizer === OFFLINE_SUMMARIZER
         ? // The chosen summarizer needs the messages, which are at hand only now: it writes the summary here.
           { ...planned, prompt: undefined, written: offlineRangeSummary(planned, range, estimator, []) }
@@ -380,11 +392,12 @@ export class Compactor {
             onWaiting,
           }),
         );
-        const text = response.text.trim();
+        // The model quotes the session, which may hold a summary's blocks: defused, they stay prose.
+        const text = defuseBlockTags(response.text.trim());
         const outcome = response.stopReason === CONTEXT_WINDOW_EXCEEDED ? "overflow" : response.truncated ? "truncated" : text === "" ? "empty" : "ok";
         report(outcome, started, { response });
         if (outcome === "ok") {
-          return { text, failures: [], writer: summarizer.name, unrepresented: indicesFrom(range.omittedFrom, omitted) };
+          return { text, failures: [], writer: summarizer.name, unrepresented: indicesFrom(range.omittedFrom, omitted), previousSummaryCharsCut: 0 };
         }
         if (outcome === "overflow") {
           fail(outcome, "summarization request filled the summarizer's context window");
@@ -455,8 +468,8 @@ interface PlannedRange {
   readonly omittedFrom: number;
   readonly previousSummary: string | undefined;
   readonly maxTokens: number;
-  /** The offline summary's ceiling for this range (see offlineCeilings). */
-  readonly offlineTokens: number;
+  /** The offline summary's room for this range (see offlineCeilings). */
+  readonly offline: OfflineRoom;
   /** The directory the offline summary writes paths relative to (see pathRoot.ts). */
   readonly pathRoot: string | undefined;
 }
@@ -488,22 +501,56 @@ function statingPathRoot(prose: string, rootLine: string, ranges: readonly Range
  * the prose gets what the requests leave of it, so a session with a few short
  * requests gets a fuller summary, and never less than the ceiling minus the
  * requests block's own cap. A split turn's head gets a quarter of the prose
- * beside a history summary, all of it when the head is all there is.
+ * beside a history summary, all of it when the head is all there is. A
+ * previous summary the history summary carries whole may take it past the
+ * ceiling, up to the summary budget (see OfflineRoom).
  */
-function offlineCeilings(prep: Preparation, pinnedTokens: number): { history: number; turnPrefix: number } {
+function offlineCeilings(prep: Preparation, pinnedTokens: number): { history: OfflineRoom; turnPrefix: OfflineRoom } {
   const prose = OFFLINE_SUMMARY_TOKENS - pinnedTokens;
-  if (!prep.isSplitTurn || prep.messagesToSummarize.length === 0) return { history: prose, turnPrefix: prose };
+  if (!prep.isSplitTurn || prep.messagesToSummarize.length === 0) {
+    return { history: offlineRoom(prose, prep.summaryTokens - pinnedTokens), turnPrefix: offlineRoom(prose, prose) };
+  }
   const turnPrefix = Math.floor(prose / 4);
-  return { history: prose - turnPrefix, turnPrefix };
+  return { history: offlineRoom(prose - turnPrefix, prep.summaryTokens - pinnedTokens - turnPrefix), turnPrefix: offlineRoom(turnPrefix, turnPrefix) };
+}
+
+/**
+ * An offline summary's room: `tokens` for what it extracts from its range,
+ * and `capTokens` for the previous summary it carries whole. The cap is what
+ * the summary budget leaves beside the pinned requests and a turn prefix, so
+ * a carried summary never makes the whole outgrow the budget a model's
+ * summary has; it is never below the ceiling, so a range with no previous
+ * summary loses nothing by it.
+ */
+interface OfflineRoom {
+  readonly tokens: number;
+  readonly capTokens: number;
+}
+
+function offlineRoom(tokens: number, capTokens: number): OfflineRoom {
+  return { tokens, capTokens: Math.max(tokens, capTokens) };
 }
 
 /** The offline summary of a range (its `messages`): by choice (no `failures`) or as the degraded fallback. */
 function offlineRangeSummary(range: PlannedRange, messages: readonly Message[], estimator: TokenEstimator, failures: readonly Degradation[]): RangeSummary {
   const offline = buildOfflineSummary(
-    { messages, previousSummary: range.previousSummary, budgetTokens: Math.min(range.maxTokens, range.offlineTokens), pathRoot: range.pathRoot },
+    {
+      messages,
+      previousSummary: range.previousSummary,
+      budgetTokens: Math.min(range.maxTokens, range.offline.tokens),
+      capTokens: Math.min(range.maxTokens, range.offline.capTokens),
+      pathRoot: range.pathRoot,
+    },
     estimator,
   );
-  return { text: offline.text, failures, writer: OFFLINE_SUMMARIZER, unrepresented: offline.unrepresented.map((m) => m.index) };
+  return {
+    // Its lines quote the session (a todo, a path), which may hold a summary's blocks: defused, they stay prose.
+    text: defuseBlockTags(offline.text),
+    failures,
+    writer: OFFLINE_SUMMARIZER,
+    unrepresented: offline.unrepresented.map((m) => m.index),
+    previousSummaryCharsCut: offline.previousSummaryCharsCut,
+  };
 }
 
 /** `count` consecutive message indices from `from`. */
@@ -538,6 +585,15 @@ function requestCounter(estimator: TokenEstimator, requests: readonly UserReques
     }
     return n;
   };
+}
+
+/**
+ * The summary made of `sections`. Its pinned requests, file lists and offline
+ * lines quote the conversation, which can hold lone surrogates; the summary is
+ * compactd's own text and is valid Unicode (see wellFormedText.ts).
+ */
+function summaryOf(sections: readonly string[]): string {
+  return wellFormed(joinSections(sections));
 }
 
 function joinSections(sections: readonly string[]): string {

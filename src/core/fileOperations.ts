@@ -8,6 +8,7 @@
  * from the previous summary, and appended after the summary in tagged blocks.
  */
 import type { Message } from "./message.js";
+import { defuseBlockTags } from "./summaryEnvelope.js";
 
 /** Each list keeps at most this many paths; the least recently touched are evicted first. */
 export const MAX_FILE_PATHS = 50;
@@ -61,8 +62,10 @@ export function collectFileOperations(messages: readonly Message[], inherited: F
 /** The tagged blocks appended after a summary; empty when there are no paths. */
 export function formatFileOperations(ops: FileOperations): string {
   const parts: string[] = [];
-  if (ops.read.length > 0) parts.push(`${READ_OPEN}\n${ops.read.join("\n")}\n${READ_CLOSE}`);
-  if (ops.modified.length > 0) parts.push(`${MODIFIED_OPEN}\n${ops.modified.join("\n")}\n${MODIFIED_CLOSE}`);
+  // A path is the agent's argument, not compactd's text: one holding a block's tag must not end or open a block.
+  const lines = (paths: readonly string[]): string => paths.map(defuseBlockTags).join("\n");
+  if (ops.read.length > 0) parts.push(`${READ_OPEN}\n${lines(ops.read)}\n${READ_CLOSE}`);
+  if (ops.modified.length > 0) parts.push(`${MODIFIED_OPEN}\n${lines(ops.modified)}\n${MODIFIED_CLOSE}`);
   return parts.join("\n\n");
 }
 

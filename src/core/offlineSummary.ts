@@ -16,8 +16,10 @@
  * changed, a command by its verdict line. The output is deterministic: the
  * same messages and budget give the same text. A previous summary is merged
  * section by section rather than nested, so successive compactions keep one
- * summary of bounded size; a previous summary in another format (a model's)
- * becomes the "Earlier summary" section.
+ * summary bounded by the summary's cap; a previous summary in another format
+ * (a model's) becomes the "Earlier summary" section. Either way it is kept
+ * whole, ahead of this range's items: it is the only record of everything
+ * before the range (only a newer "where the work stopped" replaces its own).
  */
 import { declaredNames } from "./declaredNames.js";
 import { MODIFYING_TOOL, pathsIn } from "./fileOperations.js";
@@ -114,6 +116,12 @@ interface Item {
   readonly messages: readonly Message[];
   /** Never clipped to fit: half a list of names is worse than a shorter list. */
   readonly whole?: true;
+  /**
+   * From the previous summary, which is the only record of everything before
+   * this range: placed before this range's items, whole, and cut only when it
+   * alone outgrows the summary's cap.
+   */
+  readonly carried?: true;
 }
 
 export interface OfflineSummaryInput {
@@ -121,7 +129,13 @@ export interface OfflineSummaryInput {
   readonly messages: readonly Message[];
   /** The previous summary's prose (file and request blocks already split off). */
   readonly previousSummary: string | undefined;
+  /** The room for what this summary extracts from the range (its own ceiling, see the compactor). */
   readonly budgetTokens: number;
+  /**
+   * The summary's cap: the room the previous summary may take. What it
+   * leaves, up to `budgetTokens`, goes to the range's own items.
+   */
+  readonly capTokens: number;
   /**
    * Paths under this directory are written relative to it (see pathRoot.ts);
    * whoever places the summary states it once above it.
@@ -133,45 +147,75 @@ export interface OfflineSummary {
   readonly text: string;
   /** Messages of the range no item of the summary stands for. */
   readonly unrepresented: readonly Message[];
+  /** Characters of the previous summary left out because it alone did not fit the cap; 0 when it is all there. */
+  readonly previousSummaryCharsCut: number;
 }
 
 export function buildOfflineSummary(input: OfflineSummaryInput, estimator: TokenEstimator): OfflineSummary {
   const previous = parseSections(input.previousSummary ?? "");
-  const budget = Math.min(input.budgetTokens, OFFLINE_SUMMARY_TOKENS);
+  const room = { budget: Math.min(input.budgetTokens, OFFLINE_SUMMARY_TOKENS), cap: input.capTokens };
   // A range with little to say leaves most of the budget unused: show more of each item
   // (longer edits, commands, replies) while every item still fits whole.
-  let summary = render(extractItems(input.messages, input.pathRoot, 1), previous, budget, input.messages, estimator);
+  let summary = render(extractItems(input.messages, input.pathRoot, 1), previous, room, input.messages, estimator);
   for (let scale = 2; scale <= MAX_DETAIL_SCALE && summary.complete; scale++) {
-    const detailed = render(extractItems(input.messages, input.pathRoot, scale), previous, budget, input.messages, estimator);
+    const detailed = render(extractItems(input.messages, input.pathRoot, scale), previous, room, input.messages, estimator);
     if (!detailed.complete) break;
     summary = detailed;
   }
-  return { text: summary.text, unrepresented: summary.unrepresented };
+  return { text: summary.text, unrepresented: summary.unrepresented, previousSummaryCharsCut: summary.previousSummaryCharsCut };
 }
 
 /**
- * The summary of `fresh` and `previous` items within `budget`; complete when
- * every item fit without being clipped.
+ * The summary of `fresh` and `previous` items; complete when every fresh item
+ * fit without being clipped. The previous summary's items that still stand
+ * (see mergeItems) go in first, whole, within `room.cap`: dropping or
+ * clipping them to make room would lose the only record of what came before.
+ * The fresh items share what they leave, up to `room.budget`.
  */
 function render(
   fresh: Map<SectionName, Item[]>,
   previous: Map<SectionName, Item[]>,
-  budget: number,
+  room: { readonly budget: number; readonly cap: number },
   messages: readonly Message[],
   estimator: TokenEstimator,
 ): OfflineSummary & { complete: boolean } {
-  const sections = SECTIONS.map((spec) => ({
-    spec,
-    items: layOut(spec.name, mergeItems(fresh.get(spec.name) ?? [], previous.get(spec.name) ?? [], spec.replaces === true)),
-    next: 0,
-    lines: [] as string[],
-  }));
+  const sections = SECTIONS.map((spec) => {
+    const merged = mergeItems(fresh.get(spec.name) ?? [], previous.get(spec.name) ?? [], spec.replaces === true);
+    return {
+      spec,
+      items: layOut(spec.name, merged.filter((item) => item.carried !== true)),
+      carried: layOut(spec.name, merged.filter((item) => item.carried === true)),
+      next: 0,
+      lines: [] as string[],
+      carriedLines: [] as string[],
+    };
+  });
+  type Section = (typeof sections)[number];
+  const headingCost = (section: Section): number =>
+    section.lines.length === 0 && section.carriedLines.length === 0 ? estimator.countText(section.spec.heading) + 1 : 0;
+
+  // The previous summary first: whole while it fits the cap, and when it does not, cut where the cap runs out.
+  let capLeft = room.cap;
+  let previousSummaryCharsCut = 0;
+  for (const section of sections) {
+    for (const item of section.carried) {
+      const line = fitLine(`- ${item.text}`, capLeft - headingCost(section), estimator, true);
+      if (line === undefined) {
+        previousSummaryCharsCut += item.text.length;
+        continue;
+      }
+      capLeft -= headingCost(section) + line.cost;
+      section.carriedLines.push(line.text);
+      previousSummaryCharsCut += line.charsCut;
+    }
+  }
+
   const represented = new Set<Message>();
   let clipped = false;
   /** Adds the section's next items within `room`; returns the room left. */
-  const fill = (section: (typeof sections)[number], room: number): number => {
-    const heading = estimator.countText(section.spec.heading) + 1;
-    let left = section.lines.length === 0 ? room - heading : room;
+  const fill = (section: Section, room: number): number => {
+    let left = room - headingCost(section);
+    const before = section.lines.length;
     while (section.next < section.items.length) {
       const item = section.items[section.next]!;
       const line = fitLine(`- ${item.text}`, left, estimator, item.whole !== true);
@@ -180,23 +224,26 @@ function render(
       section.next++;
       section.lines.push(line.text);
       for (const m of item.messages) represented.add(m);
-      if (line.clipped) {
+      if (line.charsCut > 0) {
         clipped = true;
         break;
       }
     }
-    return section.lines.length === 0 ? room : left;
+    return section.lines.length === before ? room : left;
   };
+  const budget = Math.max(0, Math.min(room.budget, capLeft));
   // First pass: each section its share, plus what the sections before it left unused.
   let carry = 0;
   for (const section of sections) carry = fill(section, Math.floor(budget * section.spec.share) + carry);
   // Second pass: what is still unused goes, in section order, to the sections that had more to say.
   for (const section of sections) carry = fill(section, carry);
 
-  const parts = sections.filter((s) => s.lines.length > 0).map((s) => `${s.spec.heading}\n${s.lines.join("\n")}`);
+  // Newest first within a section: this range's items, then the previous summary's.
+  const written = sections.map((s) => ({ heading: s.spec.heading, lines: [...s.lines, ...s.carriedLines] })).filter((s) => s.lines.length > 0);
+  const parts = written.map((s) => `${s.heading}\n${s.lines.join("\n")}`);
   const text = parts.length > 0 ? parts.join("\n\n") : "## Where the work stopped\n- (nothing to report)";
   const complete = !clipped && sections.every((section) => section.next === section.items.length);
-  return { text, unrepresented: messages.filter((m) => !represented.has(m)), complete };
+  return { text, unrepresented: messages.filter((m) => !represented.has(m)), previousSummaryCharsCut, complete };
 }
 
 /**
@@ -209,13 +256,14 @@ function fitLine(
   room: number,
   estimator: TokenEstimator,
   clippable: boolean,
-): { text: string; cost: number; clipped: boolean } | undefined {
+): { text: string; cost: number; charsCut: number } | undefined {
   const cost = estimator.countText(text) + 1;
-  if (cost <= room) return { text, cost, clipped: false };
+  if (cost <= room) return { text, cost, charsCut: 0 };
   if (!clippable || room < MIN_CLIPPED_TOKENS) return undefined;
-  const clipped = clipMiddle(text, Math.floor((text.length * room * 0.9) / cost));
+  const kept = Math.floor((text.length * room * 0.9) / cost);
+  const clipped = clipMiddle(text, kept);
   const clippedCost = estimator.countText(clipped) + 1;
-  return clippedCost <= room ? { text: clipped, cost: clippedCost, clipped: true } : undefined;
+  return clippedCost <= room ? { text: clipped, cost: clippedCost, charsCut: text.length - kept } : undefined;
 }
 
 /**
@@ -454,17 +502,17 @@ function parseSections(prose: string): Map<SectionName, Item[]> {
     const name = byHeading.get(heading!);
     if (name === undefined) {
       const body = oneLine(chunk.trim());
-      if (lines.some((l) => l.trim() !== "")) add("earlier", [{ key: `earlier:${body}`, text: body, messages: [] }]);
+      if (lines.some((l) => l.trim() !== "")) add("earlier", [{ key: `earlier:${body}`, text: body, messages: [], carried: true }]);
       continue;
     }
     const items = lines.filter((l) => l.startsWith("- ")).map((l) => l.slice(2));
     if (name === "identifiers") {
       // Several to a line, each `quoted`: read back one by one, so they merge with this range's by name.
       const names = items.flatMap((l) => l.split(/(?<=`), (?=`)/));
-      add(name, names.map((t) => ({ key: `identifier:${t.replace(/^`|`$/g, "")}`, text: t, messages: [] })));
+      add(name, names.map((t) => ({ key: `identifier:${t.replace(/^`|`$/g, "")}`, text: t, messages: [], carried: true })));
       continue;
     }
-    add(name, items.map((t) => ({ key: name === "changed" ? changedKey(t) : `${name}:${t}`, text: t, messages: [] })));
+    add(name, items.map((t) => ({ key: name === "changed" ? changedKey(t) : `${name}:${t}`, text: t, messages: [], carried: true })));
   }
   return sections;
 }

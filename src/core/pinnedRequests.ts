@@ -16,7 +16,7 @@
 import { createHash } from "node:crypto";
 import { clipMiddle, codePointBoundary } from "./clipText.js";
 import type { Message } from "./message.js";
-import { previousSummaryOf } from "./summaryEnvelope.js";
+import { defuseBlockTags, previousSummaryOf } from "./summaryEnvelope.js";
 import { typedTextOf } from "./typedText.js";
 
 /** The block's share of the summary budget. */
@@ -51,8 +51,6 @@ const OPEN = "<user-requests";
 const CLOSE = "</user-requests>";
 const BLOCK = /\n*<user-requests(?: omitted="(\d+)")?>\n([\s\S]*?)\n?<\/user-requests>/;
 const ENTRY = /<request(?: quoted="(\d+)"(?: digest="([0-9a-f]+)")?)?>\n([\s\S]*?)\n<\/request>/g;
-/** Tags of the blocks appended after a summary; inside a request they are defused so parsing cannot be fooled. */
-const BLOCK_TAG = /<(\/?)(user-requests|request|read-files|modified-files)\b/g;
 
 export interface UserRequest {
   readonly text: string;
@@ -207,7 +205,7 @@ function lastOccurrences(requests: readonly UserRequest[]): UserRequest[] {
 
 /** A request's words as the block writes them (block tags defused), so an inherited copy matches a fresh one. */
 function wordsOf(request: UserRequest): string {
-  return request.text.replace(BLOCK_TAG, "<$1 $2");
+  return defuseBlockTags(request.text);
 }
 
 /** The block's opening tag and, when requests are left out, the note saying how many. */

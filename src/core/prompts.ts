@@ -21,6 +21,7 @@
  */
 import type { LeaveOut } from "./fitSummarizerInput.js";
 import type { SummaryKind } from "./summarizer.js";
+import { wellFormed } from "./wellFormedText.js";
 
 export interface SummarizationPromptInput {
   readonly kind: SummaryKind;
@@ -117,7 +118,8 @@ const WRITING_RULES = [
  * Builds the system prompt and the user prompt of one summarization request.
  *
  * Deterministic: the same input gives the same text, so prompt overhead can be
- * counted once and retried requests are identical.
+ * counted once and retried requests are identical. A lone surrogate in the
+ * material becomes U+FFFD (see wellFormedText.ts), one code unit for one.
  */
 export function buildSummarizationPrompt(input: SummarizationPromptInput): SummarizationPrompt {
   return render(input, isUpdate(input));
@@ -154,7 +156,8 @@ function render(input: SummarizationPromptInput, updating: boolean): Summarizati
   const focus = input.instructions?.trim();
   if (focus) parts.push(`Additional focus requested for this summary: ${focus}`);
 
-  return { system: SYSTEM_PROMPT, prompt: parts.join("\n\n") };
+  // The transcript, the previous summary and the focus all come from the caller: any of them can hold a lone surrogate.
+  return { system: SYSTEM_PROMPT, prompt: wellFormed(parts.join("\n\n")) };
 }
 
 function historyTask(): string {

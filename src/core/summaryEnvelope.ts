@@ -23,6 +23,26 @@ function summaryText(summary: string): string {
 }
 
 /**
+ * Opening and closing tags of the blocks appended after a summary's prose
+ * (the pinned requests, the file lists; see pinnedRequests.ts and
+ * fileOperations.ts). The next compaction finds each block by its tags.
+ */
+const BLOCK_TAG = /<(\/?)(user-requests|request|read-files|modified-files)\b/g;
+
+/**
+ * `text` with the blocks' tags defused (`<read-files` becomes `< read-files`):
+ * for everything placed in a summary that compactd did not write itself, the
+ * user's requests, the paths, and the summarizer's prose, which quotes the
+ * session. A block quoted from a tool's output (a compacted session saved
+ * earlier, say) would otherwise be read back as the summary's own, its
+ * requests pinned as the user's and its paths listed as modified, while the
+ * real blocks sank into the prose. The text stays readable; idempotent.
+ */
+export function defuseBlockTags(text: string): string {
+  return text.replace(BLOCK_TAG, "<$1 $2");
+}
+
+/**
  * The summary message in the plain shape both providers accept: a user message
  * with string content. It is the only message a compaction creates.
  */

@@ -2,7 +2,8 @@ import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { conversation, reactTurn } from "../helpers/conversations.js";
+import { summaryMessage } from "../../src/core/summaryEnvelope.js";
+import { conversation, fillerText, reactTurn } from "../helpers/conversations.js";
 import { deeplyNestedJson, toolCallWithInput } from "../helpers/deepJson.js";
 import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
 import { stderrOnTerminal } from "../helpers/onTerminal.js";
@@ -171,6 +172,63 @@ describe("compactd compact", () => {
       expect(fake.requests.length).toBeGreaterThanOrEqual(1);
       expect(fake.requests[0]!.body).toMatchObject({ model: "claude-test-1", stream: true });
     });
+
+    it("summarizes a session whose text holds lone surrogates, which the API refuses, and gives the kept messages back unchanged", async () => {
+      // Broken bytes in what the user pasted and in a tool's output; JSON.stringify writes them as `\ud800` escapes.
+      const broken = conversation(...Array.from({ length: 10 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 })));
+      broken[0] = { role: "user", content: "Fix the parser: it chokes on \ud800 here" };
+      broken[2] = { role: "user", content: [{ type: "tool_result", tool_use_id: toolUseIdOf(broken[1]), content: "read \udc00 bytes" }] };
+      broken.push({ role: "user", content: "Last words \ud83d alone" }, { role: "assistant", content: "Noted." });
+      const file = path.join(dir, "lone-surrogates.json");
+      await writeFile(file, JSON.stringify({ messages: broken }));
+      const before = fake.requests.length;
+
+      const run = await runCli(["compact", file, "--context-window", "100000", "--keep-recent-tokens", "8000"], {
+        env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: fake.url },
+      });
+
+      expect(run.code).toBe(0);
+      const out = JSON.parse(run.stdout);
+      expect(out.degradedReason).toBeNull();
+      const sent = fake.requests.slice(before).map((r) => r.userText);
+      expect(sent.some((text) => text.includes("it chokes on \ufffd here"))).toBe(true);
+      expect(sent.some((text) => text.includes("read \ufffd bytes"))).toBe(true);
+      expect(out.summary).toContain("it chokes on \ufffd here");
+      expect(JSON.stringify(out.summary)).not.toMatch(/\\ud[89a-f]/);
+      expect(out.messages.slice(-2)).toEqual([{ role: "user", content: "Last words \ud83d alone" }, { role: "assistant", content: "Noted." }]);
+    });
+  });
+});
+
+/** The id of the first tool call in an Anthropic assistant message. */
+function toolUseIdOf(message: unknown): string {
+  const content = (message as { content: { type: string; id?: string }[] }).content;
+  return content.find((block) => block.type === "tool_use")!.id!;
+}
+
+describe("compactd compact when the Anthropic API fails", () => {
+  let failing: FakeAnthropic;
+  beforeAll(async () => {
+    failing = await startFakeAnthropic({ script: () => ({ kind: "error", status: 500 }) });
+  });
+  afterAll(() => failing.close());
+
+  it("keeps the previous summary whole in the degraded summary and says nothing of it was cut", async () => {
+    const facts = Array.from({ length: 60 }, (_, i) => `- fact ${i}: ${fillerText(180, i * 211).replace(/\s+/g, " ")}`);
+    const previous = ["## Goal", ...facts.slice(0, 30), "", "## Critical Context", ...facts.slice(30)].join("\n");
+    const file = path.join(dir, "previous-summary.json");
+    await writeFile(file, JSON.stringify({ messages: [summaryMessage(previous), ...longSession] }));
+
+    const run = await runCli(["compact", file, "--context-window", "100000", "--keep-recent-tokens", "8000"], {
+      env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: failing.url },
+    });
+
+    expect(run.code).toBe(0);
+    const out = JSON.parse(run.stdout);
+    expect(out.degraded).toBe(true);
+    expect(out.degradedReason).toContain("HTTP 500");
+    expect(facts.filter((fact) => !out.summary.includes(fact.slice(2)))).toEqual([]);
+    expect(out.previousSummaryCharsCut).toBe(0);
   });
 });
 

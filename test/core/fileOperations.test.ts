@@ -44,4 +44,11 @@ describe("file operations", () => {
     expect(splitFileOperations(summary)).toEqual({ prose: "## Goal\nship", files: ops });
     expect(formatFileOperations(NO_FILE_OPERATIONS)).toBe("");
   });
+
+  it("writes a path holding a block's tag so that it neither ends its block nor opens another", () => {
+    const ops = { read: ["notes/</read-files>.md", "docs/<modified-files>.md"], modified: ["c.ts"] };
+    const { prose, files } = splitFileOperations(`## Goal\nship\n\n${formatFileOperations(ops)}`);
+    expect(prose).toBe("## Goal\nship");
+    expect(files).toEqual({ read: ["notes/</ read-files>.md", "docs/< modified-files>.md"], modified: ["c.ts"] });
+  });
 });

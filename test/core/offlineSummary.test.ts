@@ -34,7 +34,7 @@ function codingSession() {
 
 describe("buildOfflineSummary", () => {
   it("says where the work stopped, what failed, what was written and declared, what ran, and what was decided", () => {
-    const { text } = buildOfflineSummary({ messages: codingSession(), previousSummary: undefined, budgetTokens: 4_000 }, new TokenEstimator());
+    const { text } = buildOfflineSummary({ messages: codingSession(), previousSummary: undefined, budgetTokens: 4_000, capTokens: 4_000 }, new TokenEstimator());
     expect(text).toContain("## Where the work stopped\n- Last reply: All 297 tests pass now.");
     expect(text).toContain("Todo list: [completed] Escape quotes; [in_progress] Run the full suite");
     expect(text).toContain("## Errors (newest first)\n- `mix test` → 297 tests, 11 failures");
@@ -47,8 +47,8 @@ describe("buildOfflineSummary", () => {
   });
 
   it("is deterministic", () => {
-    const a = buildOfflineSummary({ messages: codingSession(), previousSummary: undefined, budgetTokens: 4_000 }, new TokenEstimator());
-    const b = buildOfflineSummary({ messages: codingSession(), previousSummary: undefined, budgetTokens: 4_000 }, new TokenEstimator());
+    const a = buildOfflineSummary({ messages: codingSession(), previousSummary: undefined, budgetTokens: 4_000, capTokens: 4_000 }, new TokenEstimator());
+    const b = buildOfflineSummary({ messages: codingSession(), previousSummary: undefined, budgetTokens: 4_000, capTokens: 4_000 }, new TokenEstimator());
     expect(a.text).toBe(b.text);
   });
 
@@ -56,7 +56,7 @@ describe("buildOfflineSummary", () => {
     const messages = parseConversation(conversation(...Array.from({ length: 12 }, () => reactTurn({ rounds: 6, toolResultChars: 3_000 })))).messages;
     const estimator = new TokenEstimator();
     for (const budget of [1_024, 2_000, 20_000]) {
-      const summary = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: budget }, estimator);
+      const summary = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: budget, capTokens: budget }, estimator);
       expect(estimator.countText(summary.text)).toBeLessThanOrEqual(Math.min(budget, OFFLINE_SUMMARY_TOKENS));
       expect(summary.unrepresented.length).toBeGreaterThan(0);
       expect(summary.unrepresented.length).toBeLessThan(messages.length);
@@ -66,8 +66,8 @@ describe("buildOfflineSummary", () => {
   it("merges a previous offline summary section by section instead of nesting it", () => {
     const estimator = new TokenEstimator();
     const session = codingSession();
-    const first = buildOfflineSummary({ messages: session.slice(0, 5), previousSummary: undefined, budgetTokens: 4_000 }, estimator);
-    const second = buildOfflineSummary({ messages: session.slice(5), previousSummary: first.text, budgetTokens: 4_000 }, estimator);
+    const first = buildOfflineSummary({ messages: session.slice(0, 5), previousSummary: undefined, budgetTokens: 4_000, capTokens: 4_000 }, estimator);
+    const second = buildOfflineSummary({ messages: session.slice(5), previousSummary: first.text, budgetTokens: 4_000, capTokens: 4_000 }, estimator);
     expect(second.text.match(/## Where the work stopped/g)).toHaveLength(1);
     expect(second.text.match(/## Files changed/g)).toHaveLength(1);
     expect(second.text).not.toContain("## Earlier summary");
@@ -76,13 +76,31 @@ describe("buildOfflineSummary", () => {
     expect(second.text).not.toContain("Last reply: I will write the parser first.");
   });
 
-  it("keeps a model's previous summary as the earlier summary, clipped to its share when long", () => {
+  it("keeps a model's previous summary as the earlier summary, cut only where it outgrows the cap, and says by how much", () => {
     const estimator = new TokenEstimator();
     const previous = `## Goal\nShip the parser.\n\n## Critical Context\n${fillerText(40_000)}`;
-    const { text } = buildOfflineSummary({ messages: codingSession(), previousSummary: previous, budgetTokens: 3_000 }, estimator);
+    const { text, previousSummaryCharsCut } = buildOfflineSummary(
+      { messages: codingSession(), previousSummary: previous, budgetTokens: 3_000, capTokens: 3_000 },
+      estimator,
+    );
     expect(text).toContain("## Earlier summary\n- ## Goal ⏎ Ship the parser.");
-    expect(text).toContain("characters cut");
+    expect(text).toContain(`[${previousSummaryCharsCut} characters cut]`);
+    expect(previousSummaryCharsCut).toBeGreaterThan(25_000);
     expect(estimator.countText(text)).toBeLessThanOrEqual(3_000);
+  });
+
+  it("carries every line of a previous offline summary whole, and gives this range's items what it leaves", () => {
+    const estimator = new TokenEstimator();
+    const session = codingSession();
+    const first = buildOfflineSummary({ messages: session.slice(0, 5), previousSummary: undefined, budgetTokens: 4_000, capTokens: 4_000 }, estimator);
+    const carried = first.text.split("\n").filter((line) => line.startsWith("- ") && !line.startsWith("- Last"));
+    const firstTokens = estimator.countText(first.text);
+
+    const second = buildOfflineSummary({ messages: session.slice(5), previousSummary: first.text, budgetTokens: 50, capTokens: firstTokens + 200 }, estimator);
+
+    for (const line of carried) expect(second.text).toContain(line);
+    expect(second.previousSummaryCharsCut).toBe(0);
+    expect(estimator.countText(second.text)).toBeLessThanOrEqual(firstTokens + 200);
   });
 
   it("reports a command by its verdict line, not by whatever the runner printed last", () => {
@@ -91,7 +109,7 @@ describe("buildOfflineSummary", () => {
       { role: "assistant", content: [{ type: "tool_use", id: "b1", name: "Bash", input: { command: "mix test" } }] },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "b1", content: "Compiling 2 files\n.......\nFinished in 1.5 seconds\n14 doctests, 65 tests, 0 failures\n\nRandomized with seed 185158" }] },
     ]).messages;
-    const { text } = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: 2_000 }, new TokenEstimator());
+    const { text } = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: 2_000, capTokens: 2_000 }, new TokenEstimator());
     expect(text).toContain("`mix test` → 14 doctests, 65 tests, 0 failures");
     expect(text).not.toContain("Randomized with seed");
   });
@@ -117,7 +135,7 @@ describe("buildOfflineSummary", () => {
       },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "e1", content: "ok" }] },
     ]).messages;
-    const { text } = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: 2_000 }, new TokenEstimator());
+    const { text } = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: 2_000, capTokens: 2_000 }, new TokenEstimator());
     expect(text).toContain("- lib/annotation.ex: -validate length(message_ids) > 0 +validate message_ids != [] ⏎ attribute :state, :atom, constraints: [one_of: [:open, :closed]]");
     expect(text).not.toContain("field_3");
   });
@@ -129,7 +147,7 @@ describe("buildOfflineSummary", () => {
       { role: "assistant", content: [{ type: "tool_use", id: "p1", name: "apply_patch", input: { path: "src/session.ts", patch } }] },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "p1", content: "Done" }] },
     ]).messages;
-    const { text } = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: 2_000 }, new TokenEstimator());
+    const { text } = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: 2_000, capTokens: 2_000 }, new TokenEstimator());
     expect(text).toContain("- src/session.ts: -unsubscribe() { this.listeners = []; } +unsubscribe() { this.detach(); }");
     expect(text).not.toContain("context line");
   });
@@ -155,7 +173,7 @@ describe("buildOfflineSummary", () => {
       { role: "assistant", content: [{ type: "tool_use", id: "x1", name: "ExitPlanMode", input: { plan: "Then wire `render/2` into `SessionLive`." } }] },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "x1", content: "approved" }] },
     ]).messages;
-    const { text } = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: 2_000 }, new TokenEstimator());
+    const { text } = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: 2_000, capTokens: 2_000 }, new TokenEstimator());
     const identifiers = text.slice(text.indexOf("## Identifiers"));
     for (const name of ["render_message/1", "classify_text_lines/2", "put_subagent_ref/2", "to_relative_path/2", "render/2", "SessionLive"]) {
       expect(identifiers).toContain(`\`${name}\``);
@@ -167,8 +185,8 @@ describe("buildOfflineSummary", () => {
   it("merges identifiers with a previous summary's by name", () => {
     const estimator = new TokenEstimator();
     const say = (text: string) => parseConversation([{ role: "user", content: "go" }, { role: "assistant", content: text }]).messages;
-    const first = buildOfflineSummary({ messages: say("Use `alpha` and `beta`."), previousSummary: undefined, budgetTokens: 2_000 }, estimator);
-    const second = buildOfflineSummary({ messages: say("Now `beta` and `gamma`."), previousSummary: first.text, budgetTokens: 2_000 }, estimator);
+    const first = buildOfflineSummary({ messages: say("Use `alpha` and `beta`."), previousSummary: undefined, budgetTokens: 2_000, capTokens: 2_000 }, estimator);
+    const second = buildOfflineSummary({ messages: say("Now `beta` and `gamma`."), previousSummary: first.text, budgetTokens: 2_000, capTokens: 2_000 }, estimator);
     const identifiers = second.text.slice(second.text.indexOf("## Identifiers"));
     expect(identifiers.match(/`beta`/g)).toHaveLength(1);
     expect(identifiers).toContain("`alpha`");
@@ -184,7 +202,7 @@ describe("buildOfflineSummary", () => {
     const messages = parseConversation([{ role: "user", content: "build everything" }, ...turns]).messages;
     const estimator = new TokenEstimator();
     const budget = 2_000;
-    const { text } = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: budget }, estimator);
+    const { text } = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: budget, capTokens: budget }, estimator);
     const commands = text.slice(text.indexOf("## Commands run"));
     expect(estimator.countText(commands)).toBeGreaterThan(budget * 0.85);
     expect(estimator.countText(text)).toBeLessThanOrEqual(budget);
@@ -200,7 +218,7 @@ describe("buildOfflineSummary", () => {
     const estimator = new TokenEstimator();
     // The relation sits past the 144 characters a 240-character excerpt keeps of the head.
     expect(content.indexOf("has_many")).toBeGreaterThan(240);
-    const ample = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: 4_000 }, estimator);
+    const ample = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: 4_000, capTokens: 4_000 }, estimator);
     expect(ample.text).toContain("has_many :message_refs, Spotter.AnnotationMessageRef");
     // Fifty such edits do not all fit longer: each keeps the usual excerpt.
     const many = parseConversation(
@@ -209,7 +227,7 @@ describe("buildOfflineSummary", () => {
         { role: "user", content: [{ type: "tool_result", tool_use_id: `w${i}`, content: "ok" }] },
       ]).flat(),
     ).messages;
-    const crowded = buildOfflineSummary({ messages: many, previousSummary: undefined, budgetTokens: 4_000 }, estimator);
+    const crowded = buildOfflineSummary({ messages: many, previousSummary: undefined, budgetTokens: 4_000, capTokens: 4_000 }, estimator);
     expect(crowded.text).not.toContain("has_many :message_refs");
     expect(estimator.countText(crowded.text)).toBeLessThanOrEqual(4_000);
   });

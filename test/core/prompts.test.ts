@@ -134,6 +134,19 @@ describe("buildSummarizationPrompt", () => {
     }).prompt;
     expect(updating.match(/<\/previous-summary>/g)).toHaveLength(1);
   });
+  it("replaces lone surrogates in the transcript, the previous summary and the focus with U+FFFD, which the API accepts", () => {
+    const { prompt } = buildSummarizationPrompt({
+      kind: "history",
+      transcript: "[Tool result]: read \udc00 bytes",
+      previousSummary: "## Goal\nParse \ud800 input",
+      omitted: 0,
+      instructions: "keep \ud83d",
+    });
+    expect(prompt).toContain("read \ufffd bytes");
+    expect(prompt).toContain("Parse \ufffd input");
+    expect(prompt).toContain("keep \ufffd");
+    expect(Buffer.from(prompt, "utf8").toString("utf8")).toBe(prompt);
+  });
 });
 
 describe("summarizationPromptOverhead", () => {

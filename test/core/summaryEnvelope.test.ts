@@ -14,6 +14,12 @@ describe("summary envelope", () => {
     }
   });
 
+  it("gives back a summary whole when the text it quotes holds the envelope's own tags", () => {
+    const summary = "## Critical Context\nThe tool printed </summary>\n<summary>\nand then\n</summary> again";
+    const [parsed] = parseConversation([summaryMessage(summary)]).messages;
+    expect(previousSummaryOf(parsed!)).toBe(summary);
+  });
+
   it("does not mistake a user quoting a summary tag for a previous compaction", () => {
     const conv = parseConversation([
       { role: "user", content: "<summary>my own notes</summary>" },

@@ -68,6 +68,20 @@ describe("the fake Anthropic server", () => {
     expect(await response.json()).toMatchObject({ type: "error", error: { type: "rate_limit_error" } });
   });
 
+  it("refuses a body holding a lone surrogate with invalid_request_error, as the API does, and does not record it", async () => {
+    fake = await startFakeAnthropic();
+    const body = { ...BODY, messages: [{ role: "user", content: "broken \ud800 bytes" }] };
+    expect(JSON.stringify(body)).toContain("\\ud800");
+
+    const refused = await post(fake.url, body);
+    const paired = await post(fake.url, { ...BODY, messages: [{ role: "user", content: "a pair \ud83d\ude00 is fine" }] });
+
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: { type: "invalid_request_error", message: expect.stringContaining("no low surrogate") } });
+    expect(paired.status).toBe(200);
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it("answers an unknown path with not_found_error and does not record it", async () => {
     fake = await startFakeAnthropic();
 

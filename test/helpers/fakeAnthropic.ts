@@ -10,7 +10,8 @@
  * (`message_start`, `ping`, `content_block_start/delta/stop`, `message_delta`,
  * `message_stop`), `error` events, and error responses shaped
  * `{"type":"error","error":{"type","message"},"request_id"}` with `request-id`
- * and `retry-after` headers.
+ * and `retry-after` headers. Like the API, it refuses a body holding a lone
+ * surrogate (400 invalid_request_error) before any behaviour is consulted.
  *
  * Each request is answered by a {@link Behaviour}: from a queue (first in,
  * first served, then {@link DEFAULT_BEHAVIOUR}) or from a function of the
@@ -267,6 +268,11 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions = {}): Pr
       const body = parseBody(Buffer.concat(chunks).toString("utf8"));
       if (body === undefined) {
         sendError(res, 400, "invalid_request_error", "The request body is not valid JSON.", requestId);
+        return;
+      }
+      if (holdsLoneSurrogate(body)) {
+        // The API's words for a `\ud800` escape (which JSON.stringify writes for a lone surrogate) with no pair.
+        sendError(res, 400, "invalid_request_error", "The request body is not valid JSON: no low surrogate in string", requestId);
         return;
       }
 
@@ -566,6 +572,18 @@ function parseBody(text: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether a string anywhere in the body (a key or a value) holds a surrogate
+ * with no partner. JSON allows the escape, but the text is not Unicode: it has
+ * no UTF-8 encoding, which is what the API checks, so the request is refused
+ * (and refused again on every retry: it is not a passing fault).
+ */
+function holdsLoneSurrogate(value: unknown): boolean {
+  if (typeof value === "string") return Buffer.from(value, "utf8").toString("utf8") !== value;
+  if (typeof value !== "object" || value === null) return false;
+  return Object.entries(value).some(([key, item]) => holdsLoneSurrogate(key) || holdsLoneSurrogate(item));
 }
 
 function userText(body: Readonly<Record<string, unknown>>): string {

@@ -19,6 +19,7 @@ export function storedResult(overrides: Partial<StoredResult> = {}): StoredResul
     checkpoint: null,
     omitted: 0,
     firstKeptIndex: 9,
+    previousSummaryCharsCut: 0,
     replaces: { count: 10, digest: "0".repeat(64) },
     ...overrides,
   };

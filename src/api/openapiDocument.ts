@@ -141,7 +141,11 @@ const schemas: Record<string, Schema> = {
       conversationId: nullable({ type: "string" }),
       attempts: { type: "integer", description: "How many times a worker has started the job." },
       createdAt: dateTime,
-      startedAt: nullable(dateTime),
+      startedAt: {
+        ...nullable(dateTime),
+        description:
+          "When a worker last started the job; null only when no worker ever started it. A job waiting out a retry backoff (status queued, attempts above 0) keeps the start of its last attempt, and so does such a job once cancelled.",
+      },
       finishedAt: nullable(dateTime),
       batchId: { type: "string" },
       metadata: { type: "object" },

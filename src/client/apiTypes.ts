@@ -77,6 +77,7 @@ export interface Job {
   /** How many times a worker has started the job. */
   attempts: number;
   createdAt: string;
+  /** When a worker last started the job; null only when no worker ever started it. A job waiting out a retry backoff (status queued, attempts above 0) keeps the start of its last attempt, and so does such a job once cancelled. */
   startedAt: string | null;
   finishedAt: string | null;
   batchId?: string;

@@ -98,7 +98,7 @@ export async function viewOfTombstone(jobId: string, tombstone: Tombstone, store
     conversationId: tombstone.conversationId ?? null,
     attempts: tombstone.attempts,
     createdAt: iso(tombstone.createdAt),
-    startedAt: null,
+    startedAt: tombstone.startedAt === undefined ? null : iso(tombstone.startedAt),
     finishedAt: outcome === undefined ? null : iso(outcome.finishedAt),
     ...optional(tombstone.batchId, tombstone.metadata),
     ...(outcome?.status === "cancelled" && { error: outcome.error }),

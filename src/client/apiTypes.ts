@@ -129,7 +129,7 @@ export interface CompactionRequest {
    * @default "manual"
    */
   reason?: "threshold" | "overflow" | "manual";
-  /** The caller's conversation id: at most one compaction per conversation is queued or running. */
+  /** The caller's conversation id: at most one compaction per conversation is queued or running. Well-formed Unicode: a lone surrogate escape (\uD800-\uDFFF without its pair) is refused. */
   conversationId?: string;
   /** Summarizer model; the service's COMPACTD_MODEL by default. */
   model?: string;
@@ -173,7 +173,7 @@ export interface BatchRequest {
      * @default "manual"
      */
     reason?: "threshold" | "overflow" | "manual";
-    /** The caller's conversation id: at most one compaction per conversation is queued or running. */
+    /** The caller's conversation id: at most one compaction per conversation is queued or running. Well-formed Unicode: a lone surrogate escape (\uD800-\uDFFF without its pair) is refused. */
     conversationId?: string;
     /** Summarizer model; the service's COMPACTD_MODEL by default. */
     model?: string;

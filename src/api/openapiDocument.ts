@@ -280,7 +280,7 @@ export function openapiDocument(maxBatchItems: number): OpenApiDocument {
             "400": errorResponse("`wait` is not a whole number of seconds in range."),
             "401": errorResponse("Missing or unknown API key."),
             "404": errorResponse("No such job for this tenant."),
-            "410": errorResponse("The id was issued by this service, but the job is no longer stored (its result expired, or Redis lost its data): submit again."),
+            "410": errorResponse("The id was issued by this service, but the job is no longer stored (its result expired, or Redis lost its data): submit again. This can follow a compaction.completed callback: the callback carried the result, and Redis lost it after (docs/OPERATIONS.md, \"When Redis loses its data\")."),
           },
         },
         delete: {
@@ -291,7 +291,7 @@ export function openapiDocument(maxBatchItems: number): OpenApiDocument {
             "202": json("The running job is being aborted.", ref("Job")),
             "401": errorResponse("Missing or unknown API key."),
             "404": errorResponse("No such job for this tenant."),
-            "410": errorResponse("The id was issued by this service, but the job is no longer stored (its result expired, or Redis lost its data): submit again."),
+            "410": errorResponse("The id was issued by this service, but the job is no longer stored (its result expired, or Redis lost its data): submit again. This can follow a compaction.completed callback: the callback carried the result, and Redis lost it after (docs/OPERATIONS.md, \"When Redis loses its data\")."),
             "409": errorResponse("The job has already completed or failed."),
           },
         },

@@ -13,6 +13,7 @@ import { startQueueJobsCollector } from "../metrics/queueJobsCollector.js";
 import { openQueueStores } from "../queue/queueStores.js";
 import { closeRedisConnection, createRedisConnection, redisEndpointOf } from "../queue/redisConnection.js";
 import type { ResultStore } from "../queue/resultStore.js";
+import type { ShutdownDeadline } from "../queue/shutdownDeadline.js";
 import { callbackNotifier, createCallbackQueue } from "../webhooks/callbackQueue.js";
 import { parseCallbackAllow, type CallbackAllow } from "../webhooks/callbackAllow.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
@@ -48,7 +49,8 @@ export interface ApiServices {
    * without limit and the request would hang.
    */
   whenRedisReady(): Promise<void>;
-  close(): Promise<void>;
+  /** Closes everything, each step bounded by `deadline` (a Redis gone away cannot hold it). */
+  close(deadline: ShutdownDeadline): Promise<void>;
 }
 
 /** How long a request waits for Redis to reconnect before it is answered 503. */
@@ -99,11 +101,16 @@ export function createApiServices(
     intake,
     waiters,
     whenRedisReady: () => whenAcceptingCommands(redis, REDIS_WAIT_MS, redisUnavailable),
-    async close() {
-      await intake.close();
-      await collector.close();
-      await Promise.allSettled([stores.close(), callbackQueue.close()]);
-      await Promise.all([closeRedisConnection(redis), closeRedisConnection(subscriber)]);
+    async close(deadline) {
+      await deadline.step("intake threads", intake.close());
+      await deadline.step("queue-size collector", collector.close());
+      await Promise.all([deadline.step("compaction queues", stores.close()), deadline.step("callback queue", callbackQueue.close())]);
+      const connections = { commands: redis, subscriber };
+      await Promise.all(
+        Object.entries(connections).map(([name, connection]) =>
+          deadline.step(`Redis connection (${name})`, closeRedisConnection(connection), () => connection.disconnect()),
+        ),
+      );
     },
   };
 }

@@ -15,6 +15,7 @@ import { createMetrics, type Metrics } from "../metrics/metrics.js";
 import type { DestinationStream, LoggerOptions } from "pino";
 import { redisFaultOf } from "../queue/redisFaults.js";
 import { probeShards } from "../queue/redisReadiness.js";
+import { shutdownDeadline, type ShutdownDeadline } from "../queue/shutdownDeadline.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
 import { ApiError, redisUnavailable } from "./apiError.js";
 import { createApiServices } from "./apiServices.js";
@@ -34,6 +35,11 @@ export interface ApiDeps {
   readonly metrics?: Metrics;
   /** Tests make callback hosts resolve where they like. */
   readonly resolveHost?: ResolveHost;
+  /**
+   * What bounds closing the app's services, and records what they abandoned
+   * (runApi reports it); one starting when the app closes otherwise.
+   */
+  readonly shutdown?: ShutdownDeadline;
   /** Log requests and errors (fastify's pino logger, as JSON lines, to `stream` or stdout); off by default. */
   readonly logger?: boolean | (LoggerOptions & { readonly stream?: DestinationStream });
 }
@@ -80,7 +86,9 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
   // Heavy work in flight on the intake threads is abandoned as shutdown begins (answered 503, nothing queued),
   // so it cannot hold the process past its deadline; what runs on the event loop is short and finishes.
   app.addHook("preClose", () => services.intake.close());
-  app.addHook("onClose", () => services.close());
+  const shutdown = deps.shutdown ?? shutdownDeadline(config.shutdownTimeoutMs);
+  app.addHook("preClose", async () => shutdown.begin());
+  app.addHook("onClose", () => services.close(shutdown));
   // Once closing, every answer ends its connection. fastify closes the idle
   // kept-alive connections once, when it starts closing; a request answered
   // after that (a 503 for work abandoned at shutdown) would leave its

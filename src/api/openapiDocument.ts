@@ -152,7 +152,11 @@ const schemas: Record<string, Schema> = {
       conversationId: nullable({ type: "string" }),
       attempts: { type: "integer", description: "How many times a worker has started the job." },
       createdAt: dateTime,
-      startedAt: nullable(dateTime),
+      startedAt: {
+        ...nullable(dateTime),
+        description:
+          "When a worker last started the job; null only when no worker ever started it. A job waiting out a retry backoff (status queued, attempts above 0) keeps the start of its last attempt, and so does such a job once cancelled.",
+      },
       finishedAt: nullable(dateTime),
       batchId: { type: "string" },
       metadata: { type: "object" },
@@ -287,7 +291,7 @@ export function openapiDocument(maxBatchItems: number): OpenApiDocument {
             "400": errorResponse("`wait` is not a whole number of seconds in range."),
             "401": errorResponse("Missing or unknown API key."),
             "404": errorResponse("No such job for this tenant."),
-            "410": errorResponse("The id was issued by this service, but the job is no longer stored (its result expired, or Redis lost its data): submit again."),
+            "410": errorResponse("The id was issued by this service, but the job is no longer stored (its result expired, or Redis lost its data): submit again. This can follow a compaction.completed callback: the callback carried the result, and Redis lost it after (docs/OPERATIONS.md, \"When Redis loses its data\")."),
           },
         },
         delete: {
@@ -298,7 +302,7 @@ export function openapiDocument(maxBatchItems: number): OpenApiDocument {
             "202": json("The running job is being aborted.", ref("Job")),
             "401": errorResponse("Missing or unknown API key."),
             "404": errorResponse("No such job for this tenant."),
-            "410": errorResponse("The id was issued by this service, but the job is no longer stored (its result expired, or Redis lost its data): submit again."),
+            "410": errorResponse("The id was issued by this service, but the job is no longer stored (its result expired, or Redis lost its data): submit again. This can follow a compaction.completed callback: the callback carried the result, and Redis lost it after (docs/OPERATIONS.md, \"When Redis loses its data\")."),
             "409": errorResponse("The job has already completed or failed."),
           },
         },

@@ -21,6 +21,15 @@ const MAX_METADATA_BYTES = 16 * 1024;
 
 const MAX_INSTRUCTIONS_CHARS = 20_000;
 
+/**
+ * A surrogate not part of a pair (with the `u` flag a pair is one code point,
+ * so only lone ones match). JSON can carry one (`"\ud800"`), UTF-8 cannot: a
+ * conversation id is hashed as UTF-8 into its in-flight key and shard, where
+ * every lone surrogate would become U+FFFD, and different conversations
+ * (`"\ud800"`, `"\udbff"`, `"\ufffd"`) would share one key.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+
 const tokens = z.int().min(1).max(100_000_000);
 
 const settings = z
@@ -73,8 +82,13 @@ const compactionFields = {
     .string()
     .min(1)
     .max(256)
+    .refine((id) => !LONE_SURROGATE.test(id), {
+      message: "must be well-formed Unicode text: it holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair)",
+    })
     .optional()
-    .describe("The caller's conversation id: at most one compaction per conversation is queued or running."),
+    .describe(
+      "The caller's conversation id: at most one compaction per conversation is queued or running. Well-formed Unicode: a lone surrogate escape (\\uD800-\\uDFFF without its pair) is refused.",
+    ),
   model: z
     .string()
     .regex(/^[^\s\p{Cc}]{1,200}$/u, "must be a model id: 1-200 characters without spaces")

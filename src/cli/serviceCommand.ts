@@ -79,7 +79,11 @@ export async function runService(kind: ServiceKind, io: Io, options: ServiceOpti
     return EXIT.compacted;
   } finally {
     // Close in reverse order: the API stops taking requests before the worker stops taking jobs.
-    for (const started of running.reverse()) await started.close();
+    for (const started of running.reverse()) {
+      const abandoned = await started.close();
+      // Said rather than hidden: a shutdown that gave up on something (Redis unreachable, a request that would not end) is why work may be retried elsewhere.
+      if (abandoned.length > 0) log(`abandoned at the shutdown deadline (COMPACTD_SHUTDOWN_TIMEOUT_MS=${config.shutdownTimeoutMs}): ${abandoned.join(", ")}`);
+    }
     await redis?.stop();
     await tracing?.shutdown();
     // Everything is closed; a connection the libraries still hold (Redis gone

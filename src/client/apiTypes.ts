@@ -80,6 +80,7 @@ export interface Job {
   /** How many times a worker has started the job. */
   attempts: number;
   createdAt: string;
+  /** When a worker last started the job; null only when no worker ever started it. A job waiting out a retry backoff (status queued, attempts above 0) keeps the start of its last attempt, and so does such a job once cancelled. */
   startedAt: string | null;
   finishedAt: string | null;
   batchId?: string;
@@ -131,7 +132,7 @@ export interface CompactionRequest {
    * @default "manual"
    */
   reason?: "threshold" | "overflow" | "manual";
-  /** The caller's conversation id: at most one compaction per conversation is queued or running. */
+  /** The caller's conversation id: at most one compaction per conversation is queued or running. Well-formed Unicode: a lone surrogate escape (\uD800-\uDFFF without its pair) is refused. */
   conversationId?: string;
   /** Summarizer model; the service's COMPACTD_MODEL by default. */
   model?: string;
@@ -175,7 +176,7 @@ export interface BatchRequest {
      * @default "manual"
      */
     reason?: "threshold" | "overflow" | "manual";
-    /** The caller's conversation id: at most one compaction per conversation is queued or running. */
+    /** The caller's conversation id: at most one compaction per conversation is queued or running. Well-formed Unicode: a lone surrogate escape (\uD800-\uDFFF without its pair) is refused. */
     conversationId?: string;
     /** Summarizer model; the service's COMPACTD_MODEL by default. */
     model?: string;

@@ -197,6 +197,17 @@ export function inFlightId(tenant: string, conversationId: string): string {
   return digest(`inflight\n${tenant}\n${conversationId}`);
 }
 
+/**
+ * Whether a job read from BullMQ still holds the data the API queued. A Redis
+ * that lost the job's own hash (an evicting `maxmemory-policy`, a failover
+ * that lost writes) while its id stayed in a queue's list hands workers and
+ * readers a job whose data is empty: nothing to run, no tenant to show it to,
+ * no callback to tell. Such a job is treated as gone.
+ */
+export function holdsJobData(data: Partial<CompactionJobData> | undefined): data is CompactionJobData {
+  return typeof data?.tenant === "string";
+}
+
 export function isJobId(value: string): boolean {
   return /^cmp_[0-9a-f]{32}$/.test(value);
 }

@@ -165,16 +165,15 @@ export function createJobLifecycle({ queues, results, payloads, batches, metrics
       reason: data.reason,
       attempts: job.attemptsStarted,
       createdAt: job.timestamp,
+      ...(job.processedOn !== undefined && { startedAt: job.processedOn }),
       requestDigest: data.requestDigest,
       ...(data.conversationId !== undefined && { conversationId: data.conversationId }),
       ...(data.metadata !== undefined && { metadata: data.metadata }),
       ...(data.batchId !== undefined && { batchId: data.batchId }),
     });
-    await settle(asSettled(job), {
-      status: "cancelled",
-      finishedAt: Date.now(),
-      error: { code: ErrorCodes.cancelled, message: "the compaction was cancelled before it started" },
-    });
+    // A job in retry backoff has run (and failed) before: it is not said never to have started.
+    const message = job.processedOn === undefined ? "the compaction was cancelled before it started" : "the compaction was cancelled while waiting to be retried";
+    await settle(asSettled(job), { status: "cancelled", finishedAt: Date.now(), error: { code: ErrorCodes.cancelled, message } });
     return true;
   };
 

@@ -4,6 +4,7 @@
  */
 import type { JobState } from "bullmq";
 import type { Reason } from "../core/compactor.js";
+import { holdsJobData } from "./compactionJob.js";
 import type { CompactionJob, CompactionQueue } from "./compactionQueue.js";
 import type { FinalOutcome, JobError, ResultStore, StoredResult, Tombstone } from "./resultStore.js";
 
@@ -42,7 +43,9 @@ export async function viewJob(
   tenant: string,
   jobId: string,
 ): Promise<JobView | "another tenant's" | undefined> {
-  const job = await queue.getJob(jobId);
+  const read = await queue.getJob(jobId);
+  // A job whose own record Redis lost is gone, as if its id were unknown too.
+  const job = read !== undefined && holdsJobData(read.data) ? read : undefined;
   const tombstone = job === undefined ? await store.getTombstone(jobId) : undefined;
   if (job === undefined && tombstone === undefined) return undefined;
   const view = job !== undefined ? await viewOfJob(queue, job, store, settleStalled, tenant) : await viewOfTombstone(jobId, tombstone!, store, tenant);
@@ -98,7 +101,7 @@ export async function viewOfTombstone(jobId: string, tombstone: Tombstone, store
     conversationId: tombstone.conversationId ?? null,
     attempts: tombstone.attempts,
     createdAt: iso(tombstone.createdAt),
-    startedAt: null,
+    startedAt: tombstone.startedAt === undefined ? null : iso(tombstone.startedAt),
     finishedAt: outcome === undefined ? null : iso(outcome.finishedAt),
     ...optional(tombstone.batchId, tombstone.metadata),
     ...(outcome?.status === "cancelled" && { error: outcome.error }),

@@ -57,6 +57,11 @@ export interface Tombstone {
   readonly batchId?: string;
   readonly attempts: number;
   readonly createdAt: number;
+  /**
+   * When a worker last started it (epoch ms), for a job cancelled while it
+   * waited out a retry backoff; absent for one no worker ever took.
+   */
+  readonly startedAt?: number;
   /** The job's request digest, so its Idempotency-Key stays bound to its request after the job is gone. */
   readonly requestDigest?: string;
 }

@@ -5,6 +5,11 @@
  * can start and stop them at will.
  */
 export interface RunningProcess {
-  /** Stops taking work, finishes or hands back what is in progress, and releases every connection. */
-  close(): Promise<void>;
+  /**
+   * Stops taking work, finishes or hands back what is in progress, and
+   * releases every connection, within COMPACTD_SHUTDOWN_TIMEOUT_MS
+   * (shutdownDeadline.ts). Resolves with the close steps it abandoned at that
+   * deadline (empty when everything closed), for the CLI to report.
+   */
+  close(): Promise<readonly string[]>;
 }

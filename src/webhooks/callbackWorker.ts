@@ -7,6 +7,7 @@ import { queueTelemetry } from "../telemetry/tracing.js";
 import { CALLBACK_QUEUE } from "../queue/queueNames.js";
 import type { ResultStore } from "../queue/resultStore.js";
 import { bodyAroundResult, type CallbackConfig, type CallbackJob, type CallbackJobData, callbackRetryPolicy } from "./callbackQueue.js";
+import { logAnswered } from "./answeredLog.js";
 import type { CallbackSender } from "./callbackSender.js";
 import { receiverOf } from "./receiverSlots.js";
 import { callbackRetryDelay } from "./retrySchedule.js";
@@ -17,7 +18,7 @@ import { callbackRetryDelay } from "./retrySchedule.js";
  * schedule until the callback's age runs out.
  *
  * 2xx completes the job, 410 completes it too (the receiver unsubscribed: no
- * retry, no error), a refused address fails it for good (retrying cannot make
+ * retry, no error, logged as refused rather than delivered), a refused address fails it for good (retrying cannot make
  * it public); everything else (other statuses, redirects, timeouts,
  * connection errors) is retried. Each receiver gets a bounded share of the
  * delivery slots (receiverSlots.ts), so one that hangs delays nobody else.
@@ -86,7 +87,7 @@ export function createCallbackWorker({ config, connection, metrics, results, sen
     const result = await sender.send(job.data, config.webhookSecret, job.attemptsMade + 1, body, slot, config.callbackTimeoutMs);
     const fields = { webhookId: job.data.webhookId, event: job.data.type, outcome: result.outcome, detail: result.detail, attempt: job.attemptsMade + 1 };
     if (result.outcome === "delivered" || result.outcome === "gone") {
-      log.debug(fields, "callback delivered");
+      logAnswered(log, fields, { outcome: result.outcome, detail: result.detail });
       return { outcome: result.outcome, detail: result.detail };
     }
     const permanent = result.outcome === "refused";

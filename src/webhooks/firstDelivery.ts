@@ -1,6 +1,7 @@
 import type { NotifyCallback } from "../queue/jobLifecycle.js";
 import type { Logger } from "../telemetry/logger.js";
 import { bodyAroundResult, callbackDeliveryOf, type CallbackConfig, type CallbackJobData, type CallbackQueue, callbackRetryPolicy, enqueueDelivery } from "./callbackQueue.js";
+import { logAnswered } from "./answeredLog.js";
 import type { CallbackSender } from "./callbackSender.js";
 import type { DeliveryResult } from "./deliverCallback.js";
 import { FIRST_DELIVERY_TIMEOUT_MS, receiverOf } from "./receiverSlots.js";
@@ -60,7 +61,7 @@ export function firstDeliveryNotifier(queue: CallbackQueue, sender: CallbackSend
       return "queue";
     }
     if (result.outcome === "delivered" || result.outcome === "gone") {
-      log.debug({ ...fields, outcome: result.outcome, detail: result.detail }, "callback delivered");
+      logAnswered(log, fields, { outcome: result.outcome, detail: result.detail });
       return "delivered";
     }
     log.warn({ ...fields, outcome: result.outcome, detail: result.detail }, "callback attempt failed; it will be retried");

@@ -6,7 +6,8 @@
  * - bad input (a payload that does not decode, a conversation the parser
  *   refuses, nothing left to compact): `UnrecoverableError`, no retry; the same
  *   input fails the same way. So does a payload Redis no longer holds
- *   (`payload_missing`): no retry brings it back.
+ *   (`payload_missing`): no retry brings it back. A job whose whole record
+ *   Redis lost fails the same way, but unsettled: nothing says whose it was.
  * - the result is degraded by a transient cause (the summarizer failed: rate
  *   limit, overload, server error, dropped or stalled stream; see
  *   core/degradation.ts) on an attempt that is not the last: the
@@ -30,7 +31,7 @@ import { OFFLINE_SUMMARIZER, type SummarizerChoice } from "../core/compactor.js"
 import { observeLatency, traceExemplar } from "../metrics/exemplars.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Logger } from "../telemetry/logger.js";
-import type { CompactionJobData, ConversationPayload } from "../queue/compactionJob.js";
+import { holdsJobData, type CompactionJobData, type ConversationPayload } from "../queue/compactionJob.js";
 import { CANCELLATION, type JobLifecycle } from "../queue/jobLifecycle.js";
 import { inflatePayload, type Packed } from "../queue/payloadCodec.js";
 import type { PayloadStore } from "../queue/payloadStore.js";
@@ -174,6 +175,11 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
   };
 
   return async (job, token, signal) => {
+    // Nothing to run, settle or call back: the job's record is gone (its id answers 410).
+    if (!holdsJobData(job.data)) {
+      deps.log.error({ jobId: idOf(job), outcome: "failed", errorCode: ErrorCodes.payloadMissing }, "compaction failed: its job record is no longer in Redis");
+      throw new UnrecoverableError(`${ErrorCodes.payloadMissing}: ${RECORD_MISSING}`);
+    }
     const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     if (job.attemptsStarted <= 1) {
       observeLatency(metrics.queueWait, { reason: job.data.reason }, Math.max(0, Date.now() - job.timestamp) / 1000);
@@ -215,6 +221,8 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
 }
 
 const UNDECODABLE = new JobRejected("failed", { code: ErrorCodes.invalidPayload, message: "the stored conversation could not be decoded" });
+
+const RECORD_MISSING = "the job's own record is no longer in Redis (Redis lost it); submit the request again";
 
 const MISSING = new JobRejected("failed", {
   code: ErrorCodes.payloadMissing,

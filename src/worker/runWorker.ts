@@ -13,7 +13,6 @@
 import { Worker } from "bullmq";
 import { ErrorCodes } from "../client/errorCodes.js";
 import type { Config } from "../config.js";
-import { timerDelay } from "../core/timerDelay.js";
 import { prepareTokenCounter } from "../core/tokenCounter.js";
 import { createMetrics, type Metrics } from "../metrics/metrics.js";
 import { createLogger, type Logger } from "../telemetry/logger.js";
@@ -27,6 +26,7 @@ import { openQueueStores } from "../queue/queueStores.js";
 import { closeRedisConnection, createRedisConnection, redisEndpointOf } from "../queue/redisConnection.js";
 import { probeShards } from "../queue/redisReadiness.js";
 import type { RunningProcess } from "../queue/runningProcess.js";
+import { settledBy, shutdownDeadline } from "../queue/shutdownDeadline.js";
 import { createCallbackQueue } from "../webhooks/callbackQueue.js";
 import { createCallbackSender } from "../webhooks/callbackSender.js";
 import { createCallbackWorker } from "../webhooks/callbackWorker.js";
@@ -60,9 +60,6 @@ export interface RunningWorker extends RunningProcess {
  * for handing the unfinished ones back to the queue and closing connections.
  */
 const FINISH_SHARE = 0.8;
-
-/** How long dropping the connections of a close that missed its deadline may take. */
-const FORCE_CLOSE_MS = 1_000;
 
 export async function runWorker(config: Config, options: WorkerOptions = {}): Promise<RunningWorker> {
   const metrics = options.metrics ?? createMetrics();
@@ -155,7 +152,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     queues: [...compactionQueues.shards, callbackQueue],
   });
 
-  let closing: Promise<void> | undefined;
+  let closing: Promise<readonly string[]> | undefined;
   const consuming = (): boolean => closing === undefined && workers.every((worker) => worker.isRunning() && !worker.isPaused());
   let server: MetricsServer | undefined;
   if (options.serveMetrics !== false) {
@@ -172,31 +169,40 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     });
   }
 
-  const shutdown = async (): Promise<void> => {
+  const connections = { commands: redis, "compaction worker": workerConnection, "callback worker": callbackConnection, subscriber };
+  const shutdown = async (): Promise<readonly string[]> => {
+    const deadline = shutdownDeadline(config.shutdownTimeoutMs);
+    deadline.begin();
     const finishBy = Date.now() + config.shutdownTimeoutMs * FINISH_SHARE;
-    const handBackBy = Date.now() + config.shutdownTimeoutMs;
     const workersClosed = Promise.all(workers.map((worker) => worker.close()));
     const callbacksClosed = callbackWorker.close();
     // Active compactions get most of the deadline to finish; then the rest are
     // aborted, which hands each back to the queue for another worker.
-    // Past the deadline (Redis gone, say), the connections are dropped under
-    // whatever still waits on them; unfinished jobs' locks lapse and other
-    // workers take them over.
     if (!(await settledBy(workersClosed, finishBy))) {
       for (const worker of workers) worker.cancelAllJobs(SHUTDOWN_REASON);
-      if (!(await settledBy(workersClosed, handBackBy))) {
-        await settledBy(Promise.all(workers.map((worker) => worker.disconnect())), Date.now() + FORCE_CLOSE_MS);
-      }
     }
-    // A delivery in flight is cut off the same way, and retried elsewhere.
-    if (!(await settledBy(callbacksClosed, handBackBy))) {
-      await settledBy(callbackWorker.worker.disconnect(), Date.now() + FORCE_CLOSE_MS);
-    }
-    const rest = Promise.allSettled([collector.close(), server?.close(), stores.close(), callbackQueue.close()]);
-    await settledBy(rest, Math.max(handBackBy, Date.now() + FORCE_CLOSE_MS));
+    // Past the deadline (Redis gone, say), the connections are dropped under
+    // whatever still waits on them; unfinished jobs' locks lapse and other
+    // workers take them over. A delivery in flight is cut off the same way,
+    // and retried elsewhere.
+    await Promise.all([
+      deadline.step("compaction workers (their jobs in progress)", workersClosed, () => Promise.all(workers.map((worker) => worker.disconnect()))),
+      deadline.step("callback worker (its deliveries in progress)", callbacksClosed, () => callbackWorker.worker.disconnect()),
+    ]);
+    await Promise.all([
+      deadline.step("queue-size collector", collector.close()),
+      deadline.step("metrics server", server?.close() ?? Promise.resolve()),
+      deadline.step("compaction queues", stores.close()),
+      deadline.step("callback queue", callbackQueue.close()),
+    ]);
     sender.destroy();
     // Whatever is still waiting on Redis (it may be down) is cut off with its connection.
-    await Promise.all([redis, workerConnection, callbackConnection, subscriber].map(closeRedisConnection));
+    await Promise.all(
+      Object.entries(connections).map(([name, connection]) =>
+        deadline.step(`Redis connection (${name})`, closeRedisConnection(connection), () => connection.disconnect()),
+      ),
+    );
+    return deadline.abandoned();
   };
 
   return {
@@ -207,22 +213,4 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
       return closing;
     },
   };
-}
-
-/** Whether `promise` settles before the wall-clock time `deadline`. */
-async function settledBy(promise: Promise<unknown>, deadline: number): Promise<boolean> {
-  return (await settledWithin(promise.then(() => true, () => true), Math.max(0, deadline - Date.now()))) === true;
-}
-
-/** `promise`'s value if it fulfils within `ms`, else undefined. */
-async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), timerDelay(ms));
-  });
-  try {
-    return await Promise.race([promise.catch(() => undefined), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

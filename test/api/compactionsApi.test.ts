@@ -162,6 +162,26 @@ describe("POST /v1/compactions", () => {
     expect(second.json().error.message).toContain(first.json().id);
   });
 
+  it("refuses a conversationId that is not well-formed Unicode (a lone surrogate), naming the field, in a single request and in a batch", async () => {
+    // Valid JSON, but text UTF-8 cannot carry: hashed into the conversation's
+    // in-flight key, every lone surrogate became U+FFFD, and two different
+    // conversations shared one key (the second was refused as in flight).
+    for (const loneSurrogate of ["\\ud800", "\\udbff", "conv-\\udc00-x"]) {
+      const body = JSON.stringify(compactable()).replace(/^\{/, `{"conversationId":"${loneSurrogate}",`);
+      const single = await h.app.inject({ method: "POST", url: "/v1/compactions", headers: { ...bearer("acme"), "content-type": "application/json" }, payload: body });
+      expect(single.statusCode, single.body).toBe(400);
+      expect(single.json().error).toMatchObject({ code: "invalid_request", field: "conversationId" });
+      expect(single.json().error.message).toMatch(/well-formed|surrogate/);
+
+      const batch = JSON.stringify({ items: [compactable()] }).replace('{"items":[{', `{"items":[{"conversationId":"${loneSurrogate}",`);
+      const batched = await h.app.inject({ method: "POST", url: "/v1/compactions/batch", headers: { ...bearer("acme"), "content-type": "application/json" }, payload: batch });
+      expect(batched.statusCode, batched.body).toBe(400);
+      expect(batched.json().error).toMatchObject({ code: "invalid_request", field: "items[0].conversationId" });
+    }
+    // A surrogate pair is a well-formed character like any other.
+    expect((await post(h.app, compactable({ conversationId: "conv-\u{1F600}" }))).statusCode).toBe(202);
+  });
+
   it("lets two tenants compact conversations with the same id at once", async () => {
     await post(h.app, compactable({ conversationId: "shared-name" }), bearer("acme"));
     const other = await post(h.app, compactable({ conversationId: "shared-name" }), bearer("globex"));

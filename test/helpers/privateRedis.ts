@@ -19,6 +19,12 @@ export interface PrivateRedis {
   readonly url: string;
   /** A connection for the test's own commands (DEBUG SLEEP, CLIENT PAUSE, CONFIG SET…). */
   admin(): Redis;
+  /**
+   * Stops the server's process (SIGSTOP) without closing its sockets: a Redis
+   * that went away as a vanished host or a cut network does, where clients
+   * stay connected and wait for answers that never come. `stop()` still ends it.
+   */
+  freeze(): void;
   stop(): Promise<void>;
 }
 
@@ -56,9 +62,12 @@ export async function startPrivateRedis(args: readonly string[] = []): Promise<P
       admins.push(admin);
       return admin;
     },
+    freeze() {
+      child.kill("SIGSTOP");
+    },
     async stop() {
       for (const admin of admins) admin.disconnect();
-      if (child.exitCode === null) {
+      if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((resolve) => child.once("exit", resolve));
         child.kill("SIGKILL");
         await exited;

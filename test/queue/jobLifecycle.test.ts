@@ -28,9 +28,9 @@ interface Process {
   readonly sent: { url: string; event: CallbackNotice }[];
 }
 
-/** `count` processes sharing one deployment (one prefix). */
-function processes(name: string, count: number): Process[] {
-  const config = serviceConfig(name);
+/** `count` processes sharing one deployment (one prefix), configured by `env` beyond the tests' defaults. */
+function processes(name: string, count: number, env: Record<string, string> = {}): Process[] {
+  const config = serviceConfig(name, env);
   return Array.from({ length: count }, () => {
     const redis = createRedisConnection(config.redisUrl!, "worker", config.queuePrefix);
     const metrics = createMetrics();
@@ -154,6 +154,47 @@ describe("the job lifecycle", () => {
     // Its payload went with it, and the conversation's in-flight lock too.
     expect(await api!.stores.payloads.read(jobId, data)).toBeUndefined();
     expect((await lifecycle.submit(newJobId(), submission(jobData({ conversationId: "c1", submissionId: "s2" })), false)).kind).toBe("created");
+  });
+
+  it("cancels a job waiting out its retry backoff as one that started: its start kept, its error saying it ran", async () => {
+    // A backoff far longer than the test: the job stays delayed until it is cancelled.
+    const [api] = processes("lifecycle-cancel-backoff", 1, { COMPACTD_JOB_BACKOFF_MS: "600000" });
+    const { lifecycle, compactionQueues } = api!.stores;
+    const jobId = newJobId();
+    const data = jobData();
+    expect((await lifecycle.submit(jobId, submission(data), false)).kind).toBe("created");
+    const queue = compactionQueues.of(jobId);
+    // A worker takes it and its first attempt fails transiently: it waits to be retried.
+    const worker = new Worker(queue.name, null, { connection: queue.opts.connection, prefix: queue.opts.prefix, autorun: false });
+    cleanups.push(() => worker.close());
+    const taken = (await worker.getNextJob("token"))!;
+    await taken.moveToFailed(new Error("summarizer overloaded"), "token");
+    expect(await queue.getJobState(jobId)).toBe("delayed");
+    const waiting = (await lifecycle.view("acme", jobId))!;
+    expect(waiting).toMatchObject({ status: "queued", attempts: 1 });
+    expect(waiting.startedAt).not.toBeNull();
+
+    expect(await lifecycle.cancel(jobId)).toBe("removed");
+
+    const cancelled = (await lifecycle.view("acme", jobId))!;
+    expect(cancelled).toMatchObject({ status: "cancelled", attempts: 1, startedAt: waiting.startedAt, error: { code: "cancelled" } });
+    expect(cancelled.error?.message).not.toMatch(/before it started/);
+    const [callback] = api!.sent;
+    expect(callback?.event).toMatchObject({ type: "compaction.failed", error: { code: "cancelled", message: cancelled.error?.message } });
+  });
+
+  it("cancels a job no worker has taken as one that never started", async () => {
+    const [api] = processes("lifecycle-cancel-unstarted", 1);
+    const { lifecycle } = api!.stores;
+    const jobId = newJobId();
+    expect((await lifecycle.submit(jobId, submission(jobData()), false)).kind).toBe("created");
+    expect(await lifecycle.cancel(jobId)).toBe("removed");
+    expect(await lifecycle.view("acme", jobId)).toMatchObject({
+      status: "cancelled",
+      attempts: 0,
+      startedAt: null,
+      error: { code: "cancelled", message: "the compaction was cancelled before it started" },
+    });
   });
 
   it("deletes a job's payload when it settles for good, and not before", async () => {

@@ -15,10 +15,11 @@ import type { NotifyCallback } from "../../src/queue/jobLifecycle.js";
 import { encodeJson } from "../../src/queue/payloadCodec.js";
 import { serviceKeys } from "../../src/queue/queueNames.js";
 import { ResultStore, type StoredResult } from "../../src/queue/resultStore.js";
-import { createLogger } from "../../src/telemetry/logger.js";
+import { createLogger, type Logger } from "../../src/telemetry/logger.js";
 import type { ResolveHost } from "../../src/webhooks/resolveHost.js";
 import { callbackRetryDelay } from "../../src/webhooks/retrySchedule.js";
 import { webhookIdFor } from "../../src/webhooks/signing.js";
+import { logLines } from "../helpers/logLines.js";
 import { deleteKeysUnder, TEST_REDIS_URL, testPrefix } from "../helpers/redisTestPrefix.js";
 import { storedResult } from "../helpers/storedResult.js";
 import { waitUntil } from "../helpers/waitUntil.js";
@@ -53,7 +54,12 @@ interface Harness {
 
 async function harness(
   name: string,
-  { attempts = 5, resolveHost, ...overrides }: Partial<Config> & { attempts?: number; resolveHost?: ResolveHost } = {},
+  {
+    attempts = 5,
+    resolveHost,
+    log = createLogger("worker", "silent"),
+    ...overrides
+  }: Partial<Config> & { attempts?: number; resolveHost?: ResolveHost; log?: Logger } = {},
 ): Promise<Harness> {
   const config: Config = {
     ...loadConfig({}),
@@ -71,7 +77,7 @@ async function harness(
   const metrics = createMetrics();
   const results = new ResultStore(connection, serviceKeys(config.queuePrefix), 3600);
   const sender = createCallbackSender({ config, metrics, ...(resolveHost ? { resolveHost } : {}) });
-  const { close } = createCallbackWorker({ config, connection, metrics, results, sender, log: createLogger("worker", "silent") });
+  const { close } = createCallbackWorker({ config, connection, metrics, results, sender, log });
   cleanups.push(async () => {
     await close();
     sender.destroy();
@@ -79,7 +85,7 @@ async function harness(
     connection.disconnect();
     await deleteKeysUnder(config.queuePrefix);
   });
-  return { config, queue, metrics, results, notify: firstDeliveryNotifier(queue, sender, config, createLogger("worker", "silent")) };
+  return { config, queue, metrics, results, notify: firstDeliveryNotifier(queue, sender, config, log) };
 }
 
 async function receiver(respond?: Parameters<typeof startWebhookReceiver>[0]): Promise<WebhookReceiver> {
@@ -290,6 +296,33 @@ describe("callback delivery", () => {
     expect(hook.received).toHaveLength(1);
     expect(await count(metrics, "gone")).toBe(1);
     expect(await count(metrics, "abandoned")).toBe(0);
+  });
+
+  it("logs a 410 as the receiver refusing the callback, not as delivered, on the first delivery and from the queue", async () => {
+    const logs = logLines();
+    const { queue, metrics, notify } = await harness("cb-gone-logged", { log: createLogger("worker", "debug", logs.stream) });
+    const hook = await receiver(() => ({ status: 410 }));
+    const queued = await enqueueCallback(queue, { url: hook.url(), event: anEvent() });
+    expect(await finalState(queue, queued)).toBe("completed");
+    await notify(hook.url(), anEvent());
+
+    const goneLines = () => logs.lines.filter((line) => line.outcome === "gone");
+    await waitUntil(() => goneLines().length === 2, "both 410s are logged");
+    expect(hook.received).toHaveLength(2);
+    for (const line of goneLines()) {
+      expect(line).toMatchObject({ level: "info", msg: "callback refused by its receiver (410 Gone): not sent again", detail: "receiver answered 410 Gone" });
+    }
+    expect(logs.lines.filter((line) => line.msg === "callback delivered")).toHaveLength(0);
+    expect(await count(metrics, "gone")).toBe(2);
+    expect(await count(metrics, "delivered")).toBe(0);
+  });
+
+  it("logs any other refusing status with its code", async () => {
+    const logs = logLines();
+    const { queue } = await harness("cb-status-logged", { attempts: 2, log: createLogger("worker", "debug", logs.stream) });
+    const hook = await receiver(() => ({ status: 403 }));
+    expect(await finalState(queue, await enqueueCallback(queue, { url: hook.url(), event: anEvent() }))).toBe("failed");
+    expect(logs.lines.find((line) => line.outcome === "rejected")).toMatchObject({ detail: "receiver answered 403" });
   });
 
   it("does not follow a redirect and counts it as a failed attempt", async () => {

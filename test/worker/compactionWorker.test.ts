@@ -172,6 +172,29 @@ describe("a compaction job", () => {
     expect(event).toMatchObject({ type: "compaction.failed", id, error: { code: "payload_missing", status: "failed" } });
   });
 
+  it("fails at once with payload_missing, and its id answers 410 gone, when Redis lost the job's own record while it waited", async () => {
+    const redis = createRedisConnection(h.config.redisUrl, "api");
+    const queue = createCompactionQueue(redis, { prefix: h.config.queuePrefix, attempts: 3, backoffMs: 10, retentionSeconds: 60 });
+    const id = newJobId();
+    try {
+      // Queued for later, so no worker takes it before its record is gone.
+      await queue.add(COMPACTION_JOB_NAME, testJobData({ contextWindow: 20_000, reason: "manual" }), { jobId: id, delay: 600_000 });
+      // Lost (an evicting maxmemory-policy, a failover that lost writes): the job's hash, not its place in the queue.
+      await redis.del(`${h.config.queuePrefix}:${queue.name}:${id}`);
+      await queue.promoteJobs();
+      await waitUntil(async () => (await queue.getJobState(id)) === "failed", "the job is failed");
+      const job = await queue.getJob(id);
+      expect(job?.attemptsMade).toBe(1);
+      expect(job?.failedReason).toMatch(/no longer in Redis/);
+    } finally {
+      await queue.close();
+      await closeRedisConnection(redis);
+    }
+    const response = await h.app.inject({ method: "GET", url: `/v1/compactions/${id}`, headers: bearer("acme") });
+    expect(response.statusCode, response.body).toBe(410);
+    expect(response.json().error.code).toBe("gone");
+  });
+
   it("still completes a job queued by an earlier version, its payload inline in the job data as brotli in base64", async () => {
     const messages = markedConversation(marker());
     const inline = earlierBrotli(Buffer.from(JSON.stringify({ messages, format: "auto" })), 5, false).toString("base64");

@@ -1,0 +1,68 @@
+/**
+ * A process's shutdown against one deadline, `COMPACTD_SHUTDOWN_TIMEOUT_MS`
+ * from the moment it begins.
+ *
+ * Why: a close step waits on its peer, and a peer can be gone for good. A
+ * Redis whose host vanished or whose network was cut leaves its connections
+ * open: `QUIT` and BullMQ's closing commands wait for answers that never
+ * come, and the pod would hang until Kubernetes SIGKILLs it, with nobody
+ * saying why. So every step (HTTP server, workers, queues, each Redis
+ * connection) runs here: what has not closed by the deadline is dropped
+ * (`force`: a connection's `disconnect()`) and named, so the process can exit
+ * and say what it abandoned.
+ *
+ * Steps that start at or after the deadline share {@link GRACE_MS} more: a
+ * healthy Redis answers `QUIT` in a round trip, and a close that spent the
+ * deadline on its HTTP requests must not make every later step fail. So the
+ * whole shutdown ends about the grace past the timeout, whatever is gone,
+ * plus what dropping connections takes (each drop is bounded by the grace too).
+ */
+import { timerDelay } from "../core/timerDelay.js";
+
+/** What steps begun past the deadline get, together; also how long a `force` may take. */
+const GRACE_MS = 1_000;
+
+export interface ShutdownDeadline {
+  /** Starts the clock (the first call does; later ones change nothing). Every step starts it too. */
+  begin(): void;
+  /**
+   * Waits for `closing` until the deadline (begun past it, until the grace
+   * after it ends). If it has not settled by then, calls `force` (waiting for
+   * it at most the grace), records `name` as abandoned and answers false. A
+   * rejected `closing` counts as closed: the connection it closed is gone
+   * either way.
+   */
+  step(name: string, closing: Promise<unknown>, force?: () => unknown): Promise<boolean>;
+  /** The steps abandoned so far, in the order they were. */
+  abandoned(): readonly string[];
+}
+
+export function shutdownDeadline(timeoutMs: number): ShutdownDeadline {
+  let deadline: number | undefined;
+  const abandoned: string[] = [];
+  const endsAt = (): number => (deadline ??= Date.now() + timeoutMs);
+  return {
+    begin: () => void endsAt(),
+    async step(name, closing, force) {
+      const end = Date.now() < endsAt() ? endsAt() : endsAt() + GRACE_MS;
+      if (await settledBy(closing, end)) return true;
+      abandoned.push(name);
+      if (force !== undefined) await settledBy(Promise.resolve().then(force), Date.now() + GRACE_MS);
+      return false;
+    },
+    abandoned: () => [...abandoned],
+  };
+}
+
+/** Whether `promise` settles (either way) before the wall-clock time `deadline`. */
+export async function settledBy(promise: Promise<unknown>, deadline: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), timerDelay(Math.max(0, deadline - Date.now())));
+  });
+  try {
+    return await Promise.race([promise.then(() => true, () => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * `compactd serve` and `compactd worker` told to stop (SIGTERM) while their
+ * Redis is gone: frozen (connections open, nothing answers, as when its host
+ * vanished or the network was cut) or killed. Each must still exit, after at
+ * most COMPACTD_SHUTDOWN_TIMEOUT_MS per close step rather than when
+ * Kubernetes loses patience and SIGKILLs it, and say what it abandoned.
+ * Each runs on a redis-server of the test's own (the shared one is never
+ * stopped) and on the build (`npm run build` first when run alone).
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { startApiProcess } from "../helpers/apiProcess.js";
+import { startFakeAnthropic } from "../helpers/fakeAnthropic.js";
+import { freePort } from "../helpers/freePort.js";
+import { startPrivateRedis, type PrivateRedis } from "../helpers/privateRedis.js";
+import { serviceConfig } from "../helpers/serviceConfig.js";
+import { waitUntil } from "../helpers/waitUntil.js";
+import { startWorkerProcess } from "../helpers/workerProcess.js";
+import type { ChildProcess } from "node:child_process";
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const SHUTDOWN_ENV = { COMPACTD_SHUTDOWN_TIMEOUT_MS: "1000", COMPACTD_LOG_LEVEL: "error" };
+
+async function redisServer(): Promise<PrivateRedis> {
+  const redis = await startPrivateRedis();
+  cleanups.push(() => redis.stop());
+  return redis;
+}
+
+function killOnCleanup(child: ChildProcess): void {
+  cleanups.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+}
+
+/**
+ * What becomes of Redis before the SIGTERM, and what each process must then
+ * say it abandoned: nothing while Redis answers; when it is frozen, the
+ * connections left waiting on it; when it is killed, the API nothing (its
+ * connections fail fast), a worker whichever steps were still waiting when
+ * their connections noticed: which ones depends on the race between the
+ * SIGTERM and the reconnection attempts, so only the exit is asserted there.
+ */
+type Abandoned = RegExp | undefined | "whichever";
+const WAYS_TO_LOSE_REDIS: readonly [string, (redis: PrivateRedis) => Promise<void>, Record<"serve" | "worker", Abandoned>][] = [
+  ["left running", async () => undefined, { serve: undefined, worker: undefined }],
+  ["frozen", async (redis) => redis.freeze(), { serve: /Redis connection/, worker: /Redis connection/ }],
+  ["killed", (redis) => redis.stop(), { serve: undefined, worker: "whichever" }],
+];
+
+/** The line naming what was abandoned, if `expected`; else that there is none. */
+function expectAbandoned(stderr: string, kind: string, expected: Abandoned): void {
+  if (expected === "whichever") return;
+  const line = new RegExp(`^compactd ${kind}: abandoned at the shutdown deadline \\(COMPACTD_SHUTDOWN_TIMEOUT_MS=1000\\): (.*)$`, "m").exec(stderr);
+  if (expected === undefined) expect(line).toBeNull();
+  else expect(line?.[1]).toMatch(expected);
+}
+
+describe.each(WAYS_TO_LOSE_REDIS)("with its Redis %s", (_how, loseRedis, abandoned) => {
+  it("compactd serve exits 0 on SIGTERM and names what it abandoned, if anything", async () => {
+    const redis = await redisServer();
+    const config = { ...serviceConfig("shutdown-api"), redisUrl: redis.url };
+    const api = await startApiProcess(config, SHUTDOWN_ENV);
+    killOnCleanup(api.child);
+    await waitUntil(async () => (await fetch(`${api.base}/readyz`)).status === 200, "the API is ready");
+
+    await loseRedis(redis);
+    api.child.kill("SIGTERM");
+
+    expect(await api.exited).toBe(0);
+    expect(api.stderr()).toMatch(/^compactd serve: shutting down$/m);
+    expectAbandoned(api.stderr(), "serve", abandoned.serve);
+  }, 60_000);
+
+  it("compactd worker exits 0 on SIGTERM and names what it abandoned, if anything", async () => {
+    const redis = await redisServer();
+    const fake = await startFakeAnthropic();
+    cleanups.push(() => fake.close());
+    const config = { ...serviceConfig("shutdown-worker"), redisUrl: redis.url };
+    let stderr = "";
+    const metricsPort = await freePort();
+    const worker = await startWorkerProcess(config, fake, { ...SHUTDOWN_ENV, METRICS_PORT: String(metricsPort) });
+    worker.child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    killOnCleanup(worker.child);
+    await waitUntil(async () => (await fetch(`http://127.0.0.1:${metricsPort}/readyz`)).status === 200, "the worker is ready");
+
+    await loseRedis(redis);
+    worker.child.kill("SIGTERM");
+
+    expect(await worker.exited).toBe(0);
+    expect(stderr).toMatch(/^compactd worker: shutting down$/m);
+    expectAbandoned(stderr, "worker", abandoned.worker);
+  }, 60_000);
+});

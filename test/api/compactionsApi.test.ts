@@ -129,6 +129,9 @@ describe("POST /v1/compactions", () => {
     expect(second.statusCode).toBe(202);
     expect(second.json().id).toBe(first.json().id);
     expect(second.headers["idempotent-replayed"]).toBe("true");
+    // A replay answers like the original, so a client that lost the first answer loses nothing.
+    expect(second.headers.location).toBe(first.headers.location);
+    expect(second.json()).toEqual(first.json());
   });
 
   it("refuses an Idempotency-Key reused for a different request", async () => {
@@ -283,6 +286,9 @@ describe("batches", () => {
     expect(second.json().id).toBe(first.json().id);
     expect(second.json().items).toEqual(first.json().items);
     expect(second.headers["idempotent-replayed"]).toBe("true");
+    // A replay answers like the original, so a client that lost the first answer loses nothing.
+    expect(first.headers.location).toBe(`/v1/batches/${first.json().id}`);
+    expect(second.headers.location).toBe(first.headers.location);
   });
 
   it("stores each queued item's payload once, and leaves no payload behind when a replay of the batch races it", async () => {
@@ -292,6 +298,9 @@ describe("batches", () => {
     const [first, second] = await Promise.all([send(), send()]);
     expect([first.statusCode, second.statusCode]).toEqual([202, 202]);
     expect(second.json().id).toBe(first.json().id);
+    // Whichever lost the race answers as a replay of the other, Location included.
+    expect(second.headers.location).toBe(first.headers.location);
+    expect([first.headers["idempotent-replayed"], second.headers["idempotent-replayed"]].filter((h) => h === "true")).toHaveLength(1);
     const ids = (first.json().items as { id: string }[]).map((item) => item.id);
     for (const [index, id] of ids.entries()) {
       const stored = (await storedPayload(h.config, id, await storedJobData(h.config, id))) as { messages: unknown[] };

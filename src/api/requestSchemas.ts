@@ -49,7 +49,7 @@ const callbackUrl = z
   .string()
   .max(2048)
   .describe(
-    "Where to POST the result (Standard Webhooks signed). Must resolve to a public address unless allowed by COMPACTD_CALLBACK_ALLOW.",
+    "Where to POST the result (Standard Webhooks signed): an http or https URL without credentials, on a port other than 0. Must resolve to a public address unless allowed by COMPACTD_CALLBACK_ALLOW.",
   );
 
 /** Fields of one compaction, shared by the single and the batch request. */

@@ -200,6 +200,8 @@ describe("callback URLs", () => {
     ["http://[::1]/hook", "IPv6 loopback"],
     ["http://callbacks.example/hook", "a name that resolves to 127.0.0.1"],
     ["ftp://example.com/hook", "a scheme other than http(s)"],
+    ["http://hooks.example.com:0/hook", "port 0, which no connection can be made to"],
+    ["https://user:secret@hooks.example.com/hook", "credentials in the URL"],
     ["not a url", "text that is not a URL"],
   ])("refuses %s (%s) at submission, naming callbackUrl", async (callbackUrl) => {
     const response = await post(h.app, compactable({ callbackUrl }));

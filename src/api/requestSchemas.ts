@@ -11,6 +11,7 @@ import { REASONS } from "../core/compactor.js";
 import { refusedRequestField } from "../core/formats/nestingDepth.js";
 import { ApiError, invalidField } from "./apiError.js";
 import { ErrorCodes } from "../client/errorCodes.js";
+import { MODEL_ID, MODEL_ID_FORM } from "../summarizers/modelId.js";
 
 /** Most messages one conversation may have; far past any real context window. */
 const MAX_MESSAGES = 100_000;
@@ -74,7 +75,7 @@ const compactionFields = {
     .describe("The caller's conversation id: at most one compaction per conversation is queued or running."),
   model: z
     .string()
-    .regex(/^[^\s\p{Cc}]{1,200}$/u, "must be a model id: 1-200 characters without spaces")
+    .regex(MODEL_ID, `must be ${MODEL_ID_FORM}`)
     .optional()
     .describe("Summarizer model; the service's COMPACTD_MODEL by default."),
   instructions: z.string().max(MAX_INSTRUCTIONS_CHARS).optional().describe("Extra focus for the summary."),

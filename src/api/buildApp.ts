@@ -19,7 +19,7 @@ import type { ResolveHost } from "../webhooks/resolveHost.js";
 import { ApiError, redisUnavailable } from "./apiError.js";
 import { createApiServices } from "./apiServices.js";
 import { createIntakeAdmission } from "./intakeAdmission.js";
-import { registerJsonBodies } from "./jsonBodies.js";
+import { carriesBody, registerJsonBodies } from "./jsonBodies.js";
 import { registerRequestDecoding } from "./requestEncoding.js";
 import { registerBatchRoutes } from "./batchRoutes.js";
 import { registerCompactionRoutes } from "./compactionRoutes.js";
@@ -121,7 +121,7 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
       request.tenant = services.authenticate(request.headers.authorization);
     });
     tenantRoutes.addHook("onRequest", async (request, reply) => {
-      if (request.method === "POST") await admission.admit(request, reply);
+      if (carriesBody(request.method)) await admission.admit(request, reply);
     });
     registerRequestDecoding(tenantRoutes, (request, bytes) => admission.grow(request, bytes));
     registerCompactionRoutes(tenantRoutes, services);

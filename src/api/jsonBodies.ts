@@ -58,8 +58,25 @@ export function takeBody(request: FastifyRequest): TakenBody {
   return json === undefined ? { body } : { body, json };
 }
 
-/** Replaces fastify's JSON parser with one that leaves bodies of `threadMinBytes` and more unparsed. */
+/**
+ * Whether the API reads the body of a request made with `method`: only a
+ * POST's. A DELETE means "cancel" and nothing sent with it changes that, yet
+ * many HTTP clients send one with `Content-Type: application/json` and an
+ * empty body, or with the JSON they send on every request; fastify read it
+ * and refused it (400 for empty JSON, 415 for a body of another type).
+ */
+export function carriesBody(method: string): boolean {
+  return method === "POST";
+}
+
+/**
+ * Replaces fastify's JSON parser with one that leaves bodies of
+ * `threadMinBytes` and more unparsed, and has fastify read no DELETE's body
+ * (see carriesBody): it is left unread, as a GET's is, and Node discards it
+ * once the request is answered, so the connection stays usable.
+ */
 export function registerJsonBodies(app: FastifyInstance, threadMinBytes: number): void {
+  app.addHttpMethod("DELETE", { hasBody: false, overrideExisting: true });
   // `__proto__` and `constructor.prototype` keys are not looked for here but
   // refused by the route's first walk of the body, naming the field
   // (parseBody): looked for here, every body's text was scanned for them twice.

@@ -280,7 +280,7 @@ export function openapiDocument(maxBatchItems: number): OpenApiDocument {
           },
         },
         delete: {
-          summary: "Cancel a queued compaction or abort a running one",
+          summary: "Cancel a queued compaction or abort a running one; a body sent with the request is ignored",
           parameters: [pathId("The job id.")],
           responses: {
             "200": json("Cancelled.", ref("Job")),

@@ -20,6 +20,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ErrorCodes } from "../client/errorCodes.js";
 import { ApiError } from "./apiError.js";
+import { carriesBody } from "./jsonBodies.js";
 
 /** A Map, not an object literal: a header naming `constructor` or `__proto__` must find no decoder. */
 const DECODERS: ReadonlyMap<string, () => Transform> = new Map([
@@ -51,8 +52,8 @@ export function registerRequestDecoding(app: FastifyInstance, onDecoded: OnDecod
   app.addHook("preParsing", async (request, _reply, payload) => {
     const coding = declaredCoding(request.headers);
     if (coding === undefined) return payload;
-    // fastify reads a body only for the methods that carry one; a GET that declares a coding has nothing to decode.
-    if (request.method === "GET" || request.method === "HEAD") return payload;
+    // A body the API does not read (a DELETE's, a GET's) has nothing to decode, whatever it declares.
+    if (!carriesBody(request.method)) return payload;
     const decoder = DECODERS.get(coding === "x-gzip" ? "gzip" : coding);
     if (decoder === undefined) {
       throw new ApiError(

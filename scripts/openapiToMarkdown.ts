@@ -31,7 +31,7 @@ export function openapiToMarkdown(document: Schema): string {
       `Version ${String(info.version)}`,
       "Every endpoint not marked *no auth* takes `Authorization: Bearer <key>`",
       String(bearer.description ?? ""),
-      "Request bodies are JSON in UTF-8 (`content-type: application/json`), a leading byte-order mark allowed",
+      "Request bodies are JSON in UTF-8 (`content-type: application/json`, with no charset or `charset=utf-8`: another charset is refused with 415, bytes that are not UTF-8 with 400), a leading byte-order mark allowed",
       "Every error answers with an [`Error`](#error) body",
       "The machine-readable contract is [openapi.json](openapi.json), also served at `GET /openapi.json`",
     ]),

@@ -26,11 +26,12 @@ export const ErrorCodes = {
   /** The metrics and probe server answers GET (and HEAD) only. */
   methodNotAllowed: "method_not_allowed",
   bodyTooLarge: "body_too_large",
-  /** The body's Content-Encoding is not one the API takes (`Accept-Encoding` lists those it does), or the body is not JSON. */
+  /** The body's Content-Encoding is not one the API takes (`Accept-Encoding` lists those it does), its charset is not UTF-8, or the body is not JSON. */
   unsupportedMediaType: "unsupported_media_type",
   /** The body is not what its Content-Encoding says (not gzip data, for `gzip`). */
   invalidContentEncoding: "invalid_content_encoding",
   invalidContentLength: "invalid_content_length",
+  /** The body is not JSON, or its bytes are not UTF-8 (the message says at which byte). */
   invalidJson: "invalid_json",
   invalidUrl: "invalid_url",
   /** Any other request HTTP refuses (a 4xx the routes did not raise themselves). */

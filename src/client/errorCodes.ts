@@ -34,6 +34,12 @@ export const ErrorCodes = {
   /** The body is not JSON, or its bytes are not UTF-8 (the message says at which byte). */
   invalidJson: "invalid_json",
   invalidUrl: "invalid_url",
+  /** The URL is longer than the API takes (no URL of its own comes near it). */
+  uriTooLong: "uri_too_long",
+  /** The request line and headers are larger than the HTTP server takes. */
+  headersTooLarge: "headers_too_large",
+  /** The request did not arrive whole in the time the HTTP server gives it. */
+  requestTimeout: "request_timeout",
   /** Any other request HTTP refuses (a 4xx the routes did not raise themselves). */
   badRequest: "bad_request",
   /** An Idempotency-Key reused for a different request. */

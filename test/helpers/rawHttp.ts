@@ -5,6 +5,7 @@
  * unless the headers give one.
  */
 import { request, type Agent, type IncomingHttpHeaders } from "node:http";
+import { connect } from "node:net";
 
 export interface RawResponse {
   readonly status: number;
@@ -32,5 +33,17 @@ export function rawRequest(port: number, { method, path, headers = {}, body, age
     });
     sent.on("error", reject);
     sent.end(body);
+  });
+}
+
+/** Writes `bytes` to a fresh connection and resolves with everything the server sends back before it closes. */
+export function rawExchange(port: number, bytes: string | Buffer): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1");
+    const chunks: Buffer[] = [];
+    socket.on("data", (chunk) => chunks.push(chunk));
+    socket.on("end", () => resolve(Buffer.concat(chunks).toString("latin1")));
+    socket.on("error", reject);
+    socket.end(bytes);
   });
 }

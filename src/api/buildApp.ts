@@ -88,13 +88,14 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
     if (apiError.statusCode >= 500) request.log.error(error);
     void reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.body());
   });
+  // On the headers alone, before any body is read: an unknown route is a 404
+  // whatever its body is (malformed, too large, in another charset), where
+  // fastify's not-found route read and parsed it first and answered 400 or 415.
   app.addHook("onRequest", async (request) => {
     if (request.url.length > MAX_URL_LENGTH) {
       throw new ApiError(414, ErrorCodes.uriTooLong, `the URL is longer than the ${MAX_URL_LENGTH} characters taken`);
     }
-  });
-  app.setNotFoundHandler((request, reply) => {
-    void reply.code(404).send(new ApiError(404, ErrorCodes.notFound, `no route ${request.method} ${request.url.split("?")[0]}`).body());
+    if (request.is404) throw new ApiError(404, ErrorCodes.notFound, `no route ${request.method} ${request.url.split("?")[0]}`);
   });
   // Heavy work in flight on the intake threads is abandoned as shutdown begins (answered 503, nothing queued),
   // so it cannot hold the process past its deadline; what runs on the event loop is short and finishes.

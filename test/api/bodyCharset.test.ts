@@ -59,6 +59,11 @@ describe("a body's charset", () => {
     expect(large.status, large.body).toBe(415);
   });
 
+  it("is not looked at where no route takes a body: an unknown route is still a 404", async () => {
+    const response = await post(Buffer.from(fits("café"), "latin1"), "application/json; charset=latin1", "/v1/nowhere");
+    expect(response.status, response.body).toBe(404);
+  });
+
   it.each(["utf-8", "UTF-8", '"utf-8"', "utf8"])("takes charset=%s", async (charset) => {
     const response = await post(fits("café ✓"), `application/json; charset=${charset}`);
     expect(response.status, response.body).toBe(200);

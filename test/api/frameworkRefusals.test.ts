@@ -88,6 +88,16 @@ describe("requests refused before a route sees them", () => {
     expect(body).not.toContain("z".repeat(100));
   });
 
+  it.each([
+    ["malformed JSON", "application/json", "{"],
+    ["a text body", "text/plain", "hello"],
+    ["a body over the limit", "application/json", JSON.stringify({ pad: "x".repeat(200_000) })],
+  ])("an unknown route with %s: 404, the body unread", async (_what, contentType, body) => {
+    await expectRefusedAndCounted({ method: "POST", route: "unmatched" }, 404, "not_found", () =>
+      rawRequest(api.port, { method: "POST", path: "/v1/nowhere", headers: { ...bearer("acme"), "content-type": contentType }, body }),
+    );
+  });
+
   it("a URL longer than the API takes: 414, without the URL", async () => {
     const path = `/v1/compactions/${"u".repeat(5_000)}`;
     const body = await expectRefusedAndCounted({ method: "GET", route: "unmatched" }, 414, "uri_too_long", () =>

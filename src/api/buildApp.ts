@@ -5,7 +5,7 @@
  * Bad input of any kind is a 4xx in the one error shape, never a 500: fastify's
  * own refusals (malformed JSON, oversized body, wrong media type, poisoned
  * prototypes, bad URLs) are mapped by the error handler below, what Node's
- * HTTP parser refuses before fastify sees it by clientErrors.ts, and
+ * HTTP parser refuses before fastify sees it by unparsedRequests.ts, and
  * everything the routes refuse is an ApiError. A 5xx means the service itself is in
  * trouble: 503 when Redis cannot serve it now (redisFaults.ts), 500 for a bug.
  */
@@ -19,7 +19,7 @@ import { probeShards } from "../queue/redisReadiness.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
 import { ApiError, redisUnavailable } from "./apiError.js";
 import { createApiServices } from "./apiServices.js";
-import { answerClientErrors } from "./clientErrors.js";
+import { answerUnparsedRequests } from "./unparsedRequests.js";
 import { createIntakeAdmission } from "./intakeAdmission.js";
 import { carriesBody, registerJsonBodies } from "./jsonBodies.js";
 import { registerRequestDecoding } from "./requestEncoding.js";
@@ -71,7 +71,7 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
     logger: deps.logger ?? false,
     bodyLimit: config.bodyLimitBytes,
     return503OnClosing: true,
-    clientErrorHandler: answerClientErrors(metrics),
+    clientErrorHandler: answerUnparsedRequests(metrics),
     frameworkErrors: (error, request, reply) => {
       const apiError = inputError(error, config);
       countUnroutedAnswer(metrics, request.method, apiError.statusCode);

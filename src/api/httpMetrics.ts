@@ -7,7 +7,7 @@
  * The route label is the route's pattern (`/v1/compactions/:id`), so job ids
  * never become series; a URL no route matches is `unmatched`. A request
  * Node's HTTP parser refused before fastify saw it (431, a 400 for bytes
- * that are not HTTP) is counted by clientErrors.ts as method `unknown`,
+ * that are not HTTP) is counted by unparsedRequests.ts as method `unknown`,
  * route `unparsed`.
  *
  * Every answer the OpenAPI document lists is exported at 0 from start-up, like
@@ -33,7 +33,7 @@ export function countUnroutedAnswer(metrics: Metrics, method: string, status: nu
 }
 
 /**
- * The labels of a request Node's HTTP parser refused (clientErrors.ts): its
+ * The labels of a request Node's HTTP parser refused (unparsedRequests.ts): its
  * method and URL were never known, or not known to be what they seemed.
  */
 const UNPARSED = { method: "unknown", route: "unparsed" } as const;

@@ -18,7 +18,7 @@ import { ApiError } from "./apiError.js";
 import { countUnparsedRequest } from "./httpMetrics.js";
 
 /** A fastify `clientErrorHandler` that answers and counts as described above. */
-export function answerClientErrors(metrics: Metrics): (error: NodeJS.ErrnoException, socket: Duplex) => void {
+export function answerUnparsedRequests(metrics: Metrics): (error: NodeJS.ErrnoException, socket: Duplex) => void {
   return (error, socket) => {
     // A reset connection, or one already gone, has no one to answer.
     if (error.code === "ECONNRESET" || socket.destroyed) return;

@@ -11,7 +11,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import secureJsonParse from "secure-json-parse";
 import { ErrorCodes } from "../client/errorCodes.js";
-import { ApiError } from "./apiError.js";
+import { ApiError, echoed } from "./apiError.js";
 import { takenJson } from "./asciiJson.js";
 
 /** A body left for an intake thread to parse: the bytes fastify read, in a buffer of their own. */
@@ -113,7 +113,7 @@ const UTF8_NAMES: ReadonlySet<string> = new Set(["utf-8", "utf8"]);
 function refuseOtherCharsets(contentType: string | undefined): void {
   const charset = declaredCharset(contentType);
   if (charset === undefined || UTF8_NAMES.has(charset.toLowerCase())) return;
-  throw new ApiError(415, ErrorCodes.unsupportedMediaType, `charset ${charset} is not taken; send JSON in UTF-8 (application/json, or application/json; charset=utf-8)`);
+  throw new ApiError(415, ErrorCodes.unsupportedMediaType, `charset ${echoed(charset)} is not taken; send JSON in UTF-8 (application/json, or application/json; charset=utf-8)`);
 }
 
 /** The charset parameter of a Content-Type, unquoted, as sent; undefined when it has none. */

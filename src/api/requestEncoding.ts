@@ -19,7 +19,7 @@ import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ErrorCodes } from "../client/errorCodes.js";
-import { ApiError } from "./apiError.js";
+import { ApiError, echoed } from "./apiError.js";
 import { carriesBody } from "./jsonBodies.js";
 
 /** A Map, not an object literal: a header naming `constructor` or `__proto__` must find no decoder. */
@@ -59,7 +59,7 @@ export function registerRequestDecoding(app: FastifyInstance, onDecoded: OnDecod
       throw new ApiError(
         415,
         ErrorCodes.unsupportedMediaType,
-        `content-encoding: ${request.headers["content-encoding"]} is not taken; send the body uncompressed or as one of ${ACCEPT_ENCODING}`,
+        `content-encoding: ${echoed(request.headers["content-encoding"] ?? "")} is not taken; send the body uncompressed or as one of ${ACCEPT_ENCODING}`,
         undefined,
         undefined,
         { "accept-encoding": ACCEPT_ENCODING },

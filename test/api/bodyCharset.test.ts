@@ -52,6 +52,13 @@ describe("a body's charset", () => {
     expect(errorOf(response).message).toContain(`charset ${charset.replaceAll('"', "")}`);
   });
 
+  it("names a charset of thousands of characters without repeating it all", async () => {
+    const response = await post(fits("café"), `application/json; charset=${"k".repeat(10_000)}`);
+    expect(response.status, response.body).toBe(415);
+    expect(errorOf(response).message).toContain(`charset ${"k".repeat(40)}…`);
+    expect(response.body).not.toContain("k".repeat(41));
+  });
+
   it("refuses it for a batch, and for a body large enough for an intake thread", async () => {
     const batch = await post(JSON.stringify({ items: [JSON.parse(fits("café"))] }), "application/json; charset=latin1", "/v1/compactions/batch");
     expect(batch.status, batch.body).toBe(415);

@@ -3,6 +3,7 @@ import { SECRET_PREFIX, webhookKey } from "./client/webhookSignature.js";
 import { LOG_LEVELS, type LogLevel } from "./telemetry/logger.js";
 import { RESULT_ENCODINGS } from "./queue/resultStore.js";
 import { allowEntryProblem } from "./webhooks/callbackAllow.js";
+import { MODEL_ID, MODEL_ID_FORM } from "./summarizers/modelId.js";
 
 /**
  * The service's environment table: every variable the API and worker read,
@@ -95,6 +96,9 @@ const clusterNodes: z.ZodType<string[], string> = z.string().transform((raw, ctx
 });
 
 const text: z.ZodType<string, string> = z.string().transform((raw) => raw.trim());
+
+/** A model id a request's `model` could also be (modelId.ts), so a typo stops the start, not every job. */
+const modelId: z.ZodType<string, string> = text.transform((value, ctx) => (MODEL_ID.test(value) ? value : fail(ctx, `expected ${MODEL_ID_FORM}`)));
 
 function list(raw: string): string[] {
   return raw
@@ -251,7 +255,12 @@ const VARIABLES = {
     "Anthropic-compatible endpoint (z.ai, Moonshot, DeepSeek, a proxy).",
     "unset: the SDK's default",
   ),
-  model: optional("COMPACTD_MODEL", text, "Model that writes the summaries.", "unset: the summarizer's default model"),
+  model: optional(
+    "COMPACTD_MODEL",
+    modelId,
+    `Model that writes the summaries: ${MODEL_ID_FORM} (the form only; the model's API says whether it exists).`,
+    "unset: the summarizer's default model",
+  ),
   apiKeys: withDefault(
     "COMPACTD_API_KEYS",
     "",

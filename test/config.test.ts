@@ -108,6 +108,17 @@ describe("loadConfig", () => {
     expect(problemsOf({ COMPACTD_RESULT_ENCODING: "gzip" }).message).toContain('COMPACTD_RESULT_ENCODING="gzip": expected one of base64, raw');
   });
 
+  it("takes a model id in the form a request's model takes, and refuses one no model could have, naming it", () => {
+    expect(loadConfig({ COMPACTD_MODEL: " claude-sonnet-5-5 " }).model).toBe("claude-sonnet-5-5");
+    expect(loadConfig({ COMPACTD_MODEL: "anthropic/claude-3.5:beta" }).model).toBe("anthropic/claude-3.5:beta");
+    expect(loadConfig({ COMPACTD_MODEL: "   " }).model).toBeUndefined();
+    for (const model of ["claude sonnet", "claude-\u0007", "x".repeat(201)]) {
+      expect(problemsOf({ COMPACTD_MODEL: model }).message).toContain(
+        `COMPACTD_MODEL=${JSON.stringify(model)}: expected a model id: 1-200 characters without spaces or control characters`,
+      );
+    }
+  });
+
   it("lists every wrong variable in one error, each with its value and what is expected", () => {
     const error = problemsOf({
       PORT: "0",

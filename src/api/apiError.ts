@@ -64,6 +64,19 @@ export function apiErrorFrom(data: ApiErrorData): ApiError {
   return new ApiError(data.statusCode, data.code, data.message, data.field, data.jobId, data.headers);
 }
 
+/** The most of a header's value an error message repeats. */
+const MAX_ECHOED = 40;
+
+/**
+ * A header's value as an error message names it: whole when short, its
+ * first {@link MAX_ECHOED} characters and an ellipsis otherwise. A header
+ * may be kilobytes long, and an answer that repeats it whole hands a
+ * client back what it was refused for.
+ */
+export function echoed(value: string): string {
+  return value.length <= MAX_ECHOED ? value : `${value.slice(0, MAX_ECHOED)}…`;
+}
+
 /** A 400 naming the field at fault. */
 export function invalidField(field: string, message: string, code: string = ErrorCodes.invalidRequest): ApiError {
   return new ApiError(400, code, `${field}: ${message}`, field);

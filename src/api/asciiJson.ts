@@ -32,14 +32,22 @@
  *
  * The value is the same: outside ASCII, valid UTF-8 can only stand inside a
  * JSON string, where an escape means the very character it replaces. (A
- * body that is not JSON stays not JSON; one that is not valid UTF-8 is kept
- * as it came, for the parser's own replacement of what it cannot decode.)
+ * body that is not JSON stays not JSON.)
+ *
+ * Why a body that is not UTF-8 is refused: JSON is exchanged in UTF-8 (RFC
+ * 8259, section 8.1), and decoding anything else as UTF-8 puts U+FFFD where
+ * the sender's characters were, so the conversation compacted, and the
+ * summary written of it, would not be the one sent. A client that sends
+ * Latin-1 learns it from a 400 saying at which byte, not from a summary
+ * with its names garbled.
  *
  * Why the mark goes: the parser skips a leading byte-order mark, and the
  * worker's parse of the stored bytes, which does not, failed the job as
  * undecodable after the API had accepted it.
  */
 import { isAscii, isUtf8 } from "node:buffer";
+import { ErrorCodes } from "../client/errorCodes.js";
+import { ApiError } from "./apiError.js";
 
 /** The share of a body's bytes outside ASCII up to which it is rewritten (see above). */
 const MAX_ESCAPED_SHARE = 1 / 16;
@@ -57,14 +65,19 @@ const TOO_MUCH = Symbol("too much outside ASCII");
 
 /**
  * `bytes` as the API parses and stores them (see above): as ASCII text, one
- * character a byte, when they are ASCII, or mostly ASCII, valid UTF-8 and at
- * most {@link MAX_REWRITTEN_BYTES}; otherwise the bytes, without a leading
- * byte-order mark.
+ * character a byte, when they are ASCII, or mostly ASCII and at most
+ * {@link MAX_REWRITTEN_BYTES}; otherwise the bytes, without a leading
+ * byte-order mark. Throws a 400 when they are not UTF-8.
  */
 export function takenJson(bytes: Buffer): string | Buffer {
-  const body = hasByteOrderMark(bytes) ? bytes.subarray(BYTE_ORDER_MARK.length) : bytes;
+  const markLength = hasByteOrderMark(bytes) ? BYTE_ORDER_MARK.length : 0;
+  const body = markLength === 0 ? bytes : bytes.subarray(markLength);
   if (isAscii(body)) return body.toString("latin1");
-  if (body.length > MAX_REWRITTEN_BYTES || !isUtf8(body)) return body;
+  if (!isUtf8(body)) {
+    const at = markLength + firstInvalidByte(body);
+    throw new ApiError(400, ErrorCodes.invalidJson, `the body is not valid UTF-8 at byte ${at}; send JSON in UTF-8`);
+  }
+  if (body.length > MAX_REWRITTEN_BYTES) return body;
   let budget = Math.floor(body.length * MAX_ESCAPED_SHARE);
   try {
     return body.toString("latin1").replace(OUTSIDE_ASCII, (run) => {
@@ -82,6 +95,25 @@ export function takenJson(bytes: Buffer): string | Buffer {
 export function jsonBytes(json: string | Buffer): Buffer {
   return typeof json === "string" ? Buffer.from(json, "latin1") : json;
 }
+
+/**
+ * Where the first sequence that is not UTF-8 starts in `body`: decoding
+ * puts a U+FFFD there, and the first U+FFFD that does not stand for the
+ * three bytes of a U+FFFD sent as such is it. Only for a body known to be
+ * broken; it walks every character.
+ */
+function firstInvalidByte(body: Buffer): number {
+  let offset = 0;
+  for (const char of body.toString("utf8")) {
+    const codePoint = char.codePointAt(0)!;
+    if (codePoint === REPLACEMENT && !REPLACEMENT_BYTES.equals(body.subarray(offset, offset + REPLACEMENT_BYTES.length))) return offset;
+    offset += codePoint < 0x80 ? 1 : codePoint < 0x800 ? 2 : codePoint < 0x10000 ? 3 : 4;
+  }
+  return offset;
+}
+
+const REPLACEMENT = 0xfffd;
+const REPLACEMENT_BYTES = Buffer.from([0xef, 0xbf, 0xbd]);
 
 function hasByteOrderMark(bytes: Buffer): boolean {
   return bytes.length >= BYTE_ORDER_MARK.length && BYTE_ORDER_MARK.every((byte, i) => bytes[i] === byte);

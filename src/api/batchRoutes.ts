@@ -11,7 +11,7 @@
  * being compacted is reported as `in_flight` with that job's id, and the rest
  * go ahead.
  */
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import type { JobState } from "bullmq";
 import type { BatchItem, BatchRecord } from "../queue/batchStore.js";
 import { batchItemJobSeed, idempotentBatchId, isBatchId, isIssuedId, jobIdInShard, newBatchId, shardFor } from "../queue/compactionJob.js";
@@ -60,7 +60,7 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
     const existing = idempotencyKey === undefined ? undefined : await batches.get(batchId);
     if (existing !== undefined) {
       if (existing.tenant !== tenant || existing.requestDigest !== requestDigest) throw keyReused();
-      return reply.code(202).header("idempotent-replayed", "true").send(await viewBatch(services, existing));
+      return acceptedBatch(reply, await viewBatch(services, existing), true);
     }
     if (body.callbackUrl !== undefined) await checkCallback(services, body.callbackUrl, "callbackUrl");
     for (const [index, item] of body.items.entries()) {
@@ -97,10 +97,8 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
     const created = await batches.create(record);
     const stored = created === "exists" ? ((await batches.get(batchId)) ?? record) : record;
     if (created === "complete") await lifecycle.completeBatch(batchId);
-    return reply
-      .code(202)
-      .header("location", `/v1/batches/${batchId}`)
-      .send(await viewBatch(services, stored));
+    // "exists": a request with the same Idempotency-Key stored the batch first; this one is its replay.
+    return acceptedBatch(reply, await viewBatch(services, stored), created === "exists");
   });
 
   app.get("/v1/batches/:id", async (request) => {
@@ -113,6 +111,17 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
     if (record === undefined || record.tenant !== tenant) throw new ApiError(404, ErrorCodes.notFound, `no batch ${id}`);
     return viewBatch(services, record);
   });
+}
+
+/**
+ * The 202 for a batch, created or replayed: a replay answers exactly like the
+ * original (Location included), so a client that lost the first answer to a
+ * timeout and retries with its Idempotency-Key finds the batch the same way.
+ */
+function acceptedBatch(reply: FastifyReply, view: BatchView, replayed: boolean): FastifyReply {
+  void reply.code(202).header("location", `/v1/batches/${view.id}`);
+  if (replayed) void reply.header("idempotent-replayed", "true");
+  return reply.send(view);
 }
 
 async function viewBatch(services: ApiServices, record: BatchRecord): Promise<BatchView> {

@@ -4,8 +4,9 @@
  *
  * Bad input of any kind is a 4xx in the one error shape, never a 500: fastify's
  * own refusals (malformed JSON, oversized body, wrong media type, poisoned
- * prototypes, bad URLs) are mapped by the error handler below, and everything
- * the routes refuse is an ApiError. A 5xx means the service itself is in
+ * prototypes, bad URLs) are mapped by the error handler below, what Node's
+ * HTTP parser refuses before fastify sees it by unparsedRequests.ts, and
+ * everything the routes refuse is an ApiError. A 5xx means the service itself is in
  * trouble: 503 when Redis cannot serve it now (redisFaults.ts), 500 for a bug.
  */
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from "fastify";
@@ -19,12 +20,13 @@ import { shutdownDeadline, type ShutdownDeadline } from "../queue/shutdownDeadli
 import type { ResolveHost } from "../webhooks/resolveHost.js";
 import { ApiError, redisUnavailable } from "./apiError.js";
 import { createApiServices } from "./apiServices.js";
+import { answerUnparsedRequests } from "./unparsedRequests.js";
 import { createIntakeAdmission } from "./intakeAdmission.js";
-import { registerJsonBodies } from "./jsonBodies.js";
+import { carriesBody, registerJsonBodies } from "./jsonBodies.js";
 import { registerRequestDecoding } from "./requestEncoding.js";
 import { registerBatchRoutes } from "./batchRoutes.js";
 import { registerCompactionRoutes } from "./compactionRoutes.js";
-import { countHttpRequests } from "./httpMetrics.js";
+import { countHttpRequests, countUnroutedAnswer } from "./httpMetrics.js";
 import { openapiDocument } from "./openapiDocument.js";
 import { ErrorCodes } from "../client/errorCodes.js";
 import { traceHttpRequests } from "../telemetry/httpTracing.js";
@@ -55,9 +57,19 @@ const FASTIFY_INPUT_ERRORS: Readonly<Record<string, { status: number; code: stri
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: { status: 400, code: ErrorCodes.invalidContentLength },
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: ErrorCodes.invalidJson, message: () => "the body is empty; send a JSON object" },
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: ErrorCodes.invalidJson },
-  FST_ERR_BAD_URL: { status: 400, code: ErrorCodes.invalidUrl },
-  FST_ERR_INVALID_URL: { status: 400, code: ErrorCodes.invalidUrl },
+  // The URL is named by what is wrong with it, never repeated: it may be thousands of characters.
+  FST_ERR_BAD_URL: { status: 400, code: ErrorCodes.invalidUrl, message: () => "the URL's path holds a %-escape that does not decode" },
+  FST_ERR_INVALID_URL: { status: 400, code: ErrorCodes.invalidUrl, message: () => "the URL is not valid" },
+  FST_ERR_MAX_PARAM_LENGTH: { status: 414, code: ErrorCodes.uriTooLong, message: () => "a segment of the URL's path is longer than any id this API issues" },
 };
+
+/**
+ * The longest URL taken; a longer one is refused with 414 before it is
+ * routed. No URL of this API comes near it (the longest is a job's, with
+ * `?wait=`, under a hundred characters); without it, a URL as long as
+ * Node's header limit allows reached the 404 and was repeated in its message.
+ */
+const MAX_URL_LENGTH = 2048;
 
 export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<FastifyInstance> {
   const metrics = deps.metrics ?? createMetrics();
@@ -65,8 +77,10 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
     logger: deps.logger ?? false,
     bodyLimit: config.bodyLimitBytes,
     return503OnClosing: true,
-    frameworkErrors: (error, _request, reply) => {
+    clientErrorHandler: answerUnparsedRequests(metrics),
+    frameworkErrors: (error, request, reply) => {
       const apiError = inputError(error, config);
+      countUnroutedAnswer(metrics, request.method, apiError.statusCode);
       void (reply as FastifyReply).code(apiError.statusCode).send(apiError.body());
     },
   });
@@ -80,8 +94,14 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
     if (apiError.statusCode >= 500) request.log.error(error);
     void reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.body());
   });
-  app.setNotFoundHandler((request, reply) => {
-    void reply.code(404).send(new ApiError(404, ErrorCodes.notFound, `no route ${request.method} ${request.url.split("?")[0]}`).body());
+  // On the headers alone, before any body is read: an unknown route is a 404
+  // whatever its body is (malformed, too large, in another charset), where
+  // fastify's not-found route read and parsed it first and answered 400 or 415.
+  app.addHook("onRequest", async (request) => {
+    if (request.url.length > MAX_URL_LENGTH) {
+      throw new ApiError(414, ErrorCodes.uriTooLong, `the URL is longer than the ${MAX_URL_LENGTH} characters taken`);
+    }
+    if (request.is404) throw new ApiError(404, ErrorCodes.notFound, `no route ${request.method} ${request.url.split("?")[0]}`);
   });
   // Heavy work in flight on the intake threads is abandoned as shutdown begins (answered 503, nothing queued),
   // so it cannot hold the process past its deadline; what runs on the event loop is short and finishes.
@@ -129,7 +149,7 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
       request.tenant = services.authenticate(request.headers.authorization);
     });
     tenantRoutes.addHook("onRequest", async (request, reply) => {
-      if (request.method === "POST") await admission.admit(request, reply);
+      if (carriesBody(request.method)) await admission.admit(request, reply);
     });
     registerRequestDecoding(tenantRoutes, (request, bytes) => admission.grow(request, bytes));
     registerCompactionRoutes(tenantRoutes, services);

@@ -1,10 +1,14 @@
 /**
  * Counts and times every API response in `compactd_http_*`, from fastify's
- * `onResponse` hook, which runs for every answer: routes, the error handler's
- * 4xx and 5xx, fastify's own refusals (413, 415) and 404s.
+ * `onResponse` hook, which runs for nearly every answer: routes, the error
+ * handler's 4xx and 5xx, fastify's own refusals (413, 415) and 404s; the
+ * answers it does not see are counted by the functions below.
  *
  * The route label is the route's pattern (`/v1/compactions/:id`), so job ids
- * never become series; a URL no route matches is `unmatched`.
+ * never become series; a URL no route matches is `unmatched`. A request
+ * Node's HTTP parser refused before fastify saw it (431, a 400 for bytes
+ * that are not HTTP) is counted by unparsedRequests.ts as method `unknown`,
+ * route `unparsed`.
  *
  * Every answer the OpenAPI document lists is exported at 0 from start-up, like
  * the other counters (metrics.ts says why); statuses it does not list (a 503
@@ -14,6 +18,30 @@ import type { FastifyInstance } from "fastify";
 import { observeLatency } from "../metrics/exemplars.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { OpenApiDocument } from "./openapiDocument.js";
+
+/** The route label of a request no route matched. */
+const UNMATCHED = "unmatched";
+
+/**
+ * Counts an answer fastify's `frameworkErrors` gave (a URL its router
+ * could not take: a %-escape that does not decode, a path segment over its
+ * limit). fastify answers those outside every route and runs no
+ * `onResponse` hook for them, so the hook below never sees them.
+ */
+export function countUnroutedAnswer(metrics: Metrics, method: string, status: number): void {
+  metrics.httpRequestsTotal.inc({ method, route: UNMATCHED, status_code: String(status) });
+}
+
+/**
+ * The labels of a request Node's HTTP parser refused (unparsedRequests.ts): its
+ * method and URL were never known, or not known to be what they seemed.
+ */
+const UNPARSED = { method: "unknown", route: "unparsed" } as const;
+
+/** Counts an answer to a request that never reached fastify (see UNPARSED). */
+export function countUnparsedRequest(metrics: Metrics, status: number): void {
+  metrics.httpRequestsTotal.inc({ ...UNPARSED, status_code: String(status) });
+}
 
 export function countHttpRequests(app: FastifyInstance, metrics: Metrics, document: OpenApiDocument): void {
   for (const [path, operations] of Object.entries(document.paths)) {
@@ -25,7 +53,7 @@ export function countHttpRequests(app: FastifyInstance, metrics: Metrics, docume
     }
   }
   app.addHook("onResponse", async (request, reply) => {
-    const labels = { method: request.method, route: request.routeOptions.url ?? "unmatched" };
+    const labels = { method: request.method, route: request.routeOptions.url ?? UNMATCHED };
     metrics.httpRequestsTotal.inc({ ...labels, status_code: String(reply.statusCode) });
     observeLatency(metrics.httpRequestDuration, labels, reply.elapsedTime / 1000);
   });

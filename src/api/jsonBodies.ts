@@ -11,7 +11,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import secureJsonParse from "secure-json-parse";
 import { ErrorCodes } from "../client/errorCodes.js";
-import { ApiError } from "./apiError.js";
+import { ApiError, echoed } from "./apiError.js";
 import { takenJson } from "./asciiJson.js";
 
 /** A body left for an intake thread to parse: the bytes fastify read, in a buffer of their own. */
@@ -58,8 +58,29 @@ export function takeBody(request: FastifyRequest): TakenBody {
   return json === undefined ? { body } : { body, json };
 }
 
-/** Replaces fastify's JSON parser with one that leaves bodies of `threadMinBytes` and more unparsed. */
+/**
+ * Whether the API reads the body of a request made with `method`: only a
+ * POST's. A DELETE means "cancel" and nothing sent with it changes that, yet
+ * many HTTP clients send one with `Content-Type: application/json` and an
+ * empty body, or with the JSON they send on every request; fastify read it
+ * and refused it (400 for empty JSON, 415 for a body of another type).
+ */
+export function carriesBody(method: string): boolean {
+  return method === "POST";
+}
+
+/**
+ * Replaces fastify's JSON parser with one that leaves bodies of
+ * `threadMinBytes` and more unparsed, and has fastify read no DELETE's body
+ * (see carriesBody): it is left unread, as a GET's is, and Node discards it
+ * once the request is answered, so the connection stays usable.
+ */
 export function registerJsonBodies(app: FastifyInstance, threadMinBytes: number): void {
+  app.addHttpMethod("DELETE", { hasBody: false, overrideExisting: true });
+  app.addHook("preParsing", async (request, _reply, payload) => {
+    if (carriesBody(request.method)) refuseOtherCharsets(request.headers["content-type"]);
+    return payload;
+  });
   // `__proto__` and `constructor.prototype` keys are not looked for here but
   // refused by the route's first walk of the body, naming the field
   // (parseBody): looked for here, every body's text was scanned for them twice.
@@ -77,6 +98,33 @@ export function registerJsonBodies(app: FastifyInstance, threadMinBytes: number)
       done(err, parsed);
     });
   });
+}
+
+/** The names of UTF-8 a Content-Type's charset may give, lower-cased (`utf8` is the WHATWG label clients send too). */
+const UTF8_NAMES: ReadonlySet<string> = new Set(["utf-8", "utf8"]);
+
+/**
+ * Throws a 415 when `contentType` declares a charset other than UTF-8, on the
+ * headers alone, before the body is read. JSON is exchanged in UTF-8 (RFC
+ * 8259, section 8.1), and the parser decodes every body as UTF-8: a Latin-1
+ * body that said so was decoded into other text than was sent, with no
+ * error; a UTF-16 one was refused as "not valid JSON", which it was.
+ */
+function refuseOtherCharsets(contentType: string | undefined): void {
+  const charset = declaredCharset(contentType);
+  if (charset === undefined || UTF8_NAMES.has(charset.toLowerCase())) return;
+  throw new ApiError(415, ErrorCodes.unsupportedMediaType, `charset ${echoed(charset)} is not taken; send JSON in UTF-8 (application/json, or application/json; charset=utf-8)`);
+}
+
+/** The charset parameter of a Content-Type, unquoted, as sent; undefined when it has none. */
+function declaredCharset(contentType: string | undefined): string | undefined {
+  for (const parameter of (contentType ?? "").split(";").slice(1)) {
+    const equals = parameter.indexOf("=");
+    if (equals > 0 && parameter.slice(0, equals).trim().toLowerCase() === "charset") {
+      return parameter.slice(equals + 1).trim().replace(/^"(.*)"$/, "$1");
+    }
+  }
+  return undefined;
 }
 
 /**

@@ -217,10 +217,14 @@ const contentEncoding: Schema = {
 };
 
 const badInput = {
-  "400": errorResponse("The request is malformed; `field` names what to fix (`invalid_content_encoding`: the body is not what its Content-Encoding says)."),
+  "400": errorResponse(
+    "The request is malformed; `field` names what to fix (`invalid_content_encoding`: the body is not what its Content-Encoding says; `invalid_json`: the body is not JSON, or not UTF-8, the message saying at which byte).",
+  ),
   "401": errorResponse("Missing or unknown API key."),
   "413": errorResponse("The body is larger than COMPACTD_BODY_LIMIT_BYTES (a compressed body: once decompressed)."),
-  "415": errorResponse("The body is not application/json, or its Content-Encoding is not one taken (`Accept-Encoding` lists them)."),
+  "415": errorResponse(
+    "The body is not application/json, its Content-Type declares a charset other than UTF-8 (the message names it), or its Content-Encoding is not one taken (`Accept-Encoding` lists them).",
+  ),
   "422": errorResponse("The Idempotency-Key was used before for a different request."),
   "429": {
     ...errorResponse("The backlog is over COMPACTD_MAX_BACKLOG."),
@@ -295,7 +299,7 @@ export function openapiDocument(maxBatchItems: number): OpenApiDocument {
           },
         },
         delete: {
-          summary: "Cancel a queued compaction or abort a running one",
+          summary: "Cancel a queued compaction or abort a running one; a body sent with the request is ignored",
           parameters: [pathId("The job id.")],
           responses: {
             "200": json("Cancelled.", ref("Job")),

@@ -19,7 +19,8 @@ import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ErrorCodes } from "../client/errorCodes.js";
-import { ApiError } from "./apiError.js";
+import { ApiError, echoed } from "./apiError.js";
+import { carriesBody } from "./jsonBodies.js";
 
 /** A Map, not an object literal: a header naming `constructor` or `__proto__` must find no decoder. */
 const DECODERS: ReadonlyMap<string, () => Transform> = new Map([
@@ -51,14 +52,14 @@ export function registerRequestDecoding(app: FastifyInstance, onDecoded: OnDecod
   app.addHook("preParsing", async (request, _reply, payload) => {
     const coding = declaredCoding(request.headers);
     if (coding === undefined) return payload;
-    // fastify reads a body only for the methods that carry one; a GET that declares a coding has nothing to decode.
-    if (request.method === "GET" || request.method === "HEAD") return payload;
+    // A body the API does not read (a DELETE's, a GET's) has nothing to decode, whatever it declares.
+    if (!carriesBody(request.method)) return payload;
     const decoder = DECODERS.get(coding === "x-gzip" ? "gzip" : coding);
     if (decoder === undefined) {
       throw new ApiError(
         415,
         ErrorCodes.unsupportedMediaType,
-        `content-encoding: ${request.headers["content-encoding"]} is not taken; send the body uncompressed or as one of ${ACCEPT_ENCODING}`,
+        `content-encoding: ${echoed(request.headers["content-encoding"] ?? "")} is not taken; send the body uncompressed or as one of ${ACCEPT_ENCODING}`,
         undefined,
         undefined,
         { "accept-encoding": ACCEPT_ENCODING },

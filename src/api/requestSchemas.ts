@@ -12,6 +12,7 @@ import { refusedRequestField } from "../core/formats/nestingDepth.js";
 import { MAX_SUMMARIZATION_STALL_TIMEOUT_MS } from "../core/settings.js";
 import { ApiError, invalidField } from "./apiError.js";
 import { ErrorCodes } from "../client/errorCodes.js";
+import { MODEL_ID, MODEL_ID_FORM } from "../summarizers/modelId.js";
 
 /** Most messages one conversation may have; far past any real context window. */
 const MAX_MESSAGES = 100_000;
@@ -61,7 +62,7 @@ const callbackUrl = z
   .string()
   .max(2048)
   .describe(
-    "Where to POST the result (Standard Webhooks signed). Must resolve to a public address unless allowed by COMPACTD_CALLBACK_ALLOW.",
+    "Where to POST the result (Standard Webhooks signed): an http or https URL without credentials, on a port other than 0. Must resolve to a public address unless allowed by COMPACTD_CALLBACK_ALLOW.",
   );
 
 /** Fields of one compaction, shared by the single and the batch request. */
@@ -91,7 +92,7 @@ const compactionFields = {
     ),
   model: z
     .string()
-    .regex(/^[^\s\p{Cc}]{1,200}$/u, "must be a model id: 1-200 characters without spaces")
+    .regex(MODEL_ID, `must be ${MODEL_ID_FORM}`)
     .optional()
     .describe("Summarizer model; the service's COMPACTD_MODEL by default."),
   instructions: z.string().max(MAX_INSTRUCTIONS_CHARS).optional().describe("Extra focus for the summary."),

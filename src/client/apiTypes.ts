@@ -142,7 +142,7 @@ export interface CompactionRequest {
   usageTokens?: number;
   /** Any JSON object; echoed back in the job view and the callback. */
   metadata?: Record<string, unknown>;
-  /** Where to POST the result (Standard Webhooks signed). Must resolve to a public address unless allowed by COMPACTD_CALLBACK_ALLOW. */
+  /** Where to POST the result (Standard Webhooks signed): an http or https URL without credentials, on a port other than 0. Must resolve to a public address unless allowed by COMPACTD_CALLBACK_ALLOW. */
   callbackUrl?: string;
 }
 

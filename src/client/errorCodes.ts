@@ -26,13 +26,20 @@ export const ErrorCodes = {
   /** The metrics and probe server answers GET (and HEAD) only. */
   methodNotAllowed: "method_not_allowed",
   bodyTooLarge: "body_too_large",
-  /** The body's Content-Encoding is not one the API takes (`Accept-Encoding` lists those it does), or the body is not JSON. */
+  /** The body's Content-Encoding is not one the API takes (`Accept-Encoding` lists those it does), its charset is not UTF-8, or the body is not JSON. */
   unsupportedMediaType: "unsupported_media_type",
   /** The body is not what its Content-Encoding says (not gzip data, for `gzip`). */
   invalidContentEncoding: "invalid_content_encoding",
   invalidContentLength: "invalid_content_length",
+  /** The body is not JSON, or its bytes are not UTF-8 (the message says at which byte). */
   invalidJson: "invalid_json",
   invalidUrl: "invalid_url",
+  /** The URL is longer than the API takes (no URL of its own comes near it). */
+  uriTooLong: "uri_too_long",
+  /** The request line and headers are larger than the HTTP server takes. */
+  headersTooLarge: "headers_too_large",
+  /** The request did not arrive whole in the time the HTTP server gives it. */
+  requestTimeout: "request_timeout",
   /** Any other request HTTP refuses (a 4xx the routes did not raise themselves). */
   badRequest: "bad_request",
   /** An Idempotency-Key reused for a different request. */

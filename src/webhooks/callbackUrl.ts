@@ -36,7 +36,7 @@ function callbackHost(url: URL): string {
 }
 
 /**
- * The checks that need no DNS: syntax, scheme, credentials, and the address
+ * The checks that need no DNS: syntax, scheme, credentials, port, and the address
  * itself when the host is a literal (sockets never call `lookup` for those,
  * so delivery repeats this check). WHATWG parsing has already turned
  * `0x7f.1` or `2130706433` into `127.0.0.1`.
@@ -52,6 +52,8 @@ export function parseCallbackUrl(raw: unknown, allow: CallbackAllow): URL {
   if (url.username !== "" || url.password !== "") {
     throw new CallbackUrlError("must not carry credentials; receivers authenticate callbacks by their signature");
   }
+  // Port 0 parses, but no socket connects to it: every delivery would fail.
+  if (url.port === "0") throw new CallbackUrlError("port 0 cannot be connected to; name the receiver's port, or none for the scheme's default");
   const host = callbackHost(url);
   if (isIP(host) !== 0 && !allow.allowsAddress(host)) {
     const reason = refusalOf(host);
@@ -62,7 +64,7 @@ export function parseCallbackUrl(raw: unknown, allow: CallbackAllow): URL {
 
 /**
  * Throws {@link CallbackUrlError} unless `raw` is a URL compactd will POST
- * callbacks to: http(s), no credentials, and every address its host resolves
+ * callbacks to: http(s), no credentials, a port other than 0, and every address its host resolves
  * to public or allowed by `allow` (COMPACTD_CALLBACK_ALLOW, compiled once at
  * start-up by parseCallbackAllow). A name
  * that does not exist is refused; a transient DNS failure is not (delivery

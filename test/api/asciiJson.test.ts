@@ -49,9 +49,15 @@ describe("takenJson", () => {
     expect(takenJson(ascii)).toBe(ascii.toString("latin1"));
   });
 
-  it("keeps bytes that are not UTF-8 as they came, for the parser's own replacement characters", () => {
-    const broken = Buffer.concat([Buffer.from('{"t":"'), Buffer.from([0xff, 0xfe]), Buffer.from(`${"a".repeat(100)}"}`)]);
-    expect(takenJson(broken)).toBe(broken);
+  it("refuses bytes that are not UTF-8, saying at which byte of the body as sent, at any size", () => {
+    const broken = (before: string, after: number) => Buffer.concat([Buffer.from(`{"t":"${before}`), Buffer.from([0xff, 0xfe]), Buffer.from(`${"a".repeat(after)}"}`)]);
+    expect(() => takenJson(broken("", 100))).toThrow("the body is not valid UTF-8 at byte 6; send JSON in UTF-8");
+    // Characters before it of one to four bytes, a U+FFFD sent as such among them, and a byte-order mark, which counts.
+    expect(() => takenJson(Buffer.concat([BOM, broken("aé✓\ufffd😀", 100)]))).toThrow("not valid UTF-8 at byte 22;");
+    // A sequence cut short by ASCII, where its lead said more would follow.
+    expect(() => takenJson(Buffer.from([0x7b, 0xe2, 0x9c, 0x7d]))).toThrow("not valid UTF-8 at byte 1;");
+    expect(() => takenJson(broken("é", 4 * 1024 * 1024))).toThrow("not valid UTF-8 at byte 8;");
+    expect(() => takenJson(broken("上下文压缩".repeat(100), 0))).toThrow(`not valid UTF-8 at byte ${6 + 1500};`);
   });
 
   it("leaves a body that is not JSON not JSON, characters outside strings included", () => {

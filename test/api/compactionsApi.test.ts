@@ -129,6 +129,9 @@ describe("POST /v1/compactions", () => {
     expect(second.statusCode).toBe(202);
     expect(second.json().id).toBe(first.json().id);
     expect(second.headers["idempotent-replayed"]).toBe("true");
+    // A replay answers like the original, so a client that lost the first answer loses nothing.
+    expect(second.headers.location).toBe(first.headers.location);
+    expect(second.json()).toEqual(first.json());
   });
 
   it("refuses an Idempotency-Key reused for a different request", async () => {
@@ -217,6 +220,8 @@ describe("callback URLs", () => {
     ["http://[::1]/hook", "IPv6 loopback"],
     ["http://callbacks.example/hook", "a name that resolves to 127.0.0.1"],
     ["ftp://example.com/hook", "a scheme other than http(s)"],
+    ["http://hooks.example.com:0/hook", "port 0, which no connection can be made to"],
+    ["https://user:secret@hooks.example.com/hook", "credentials in the URL"],
     ["not a url", "text that is not a URL"],
   ])("refuses %s (%s) at submission, naming callbackUrl", async (callbackUrl) => {
     const response = await post(h.app, compactable({ callbackUrl }));
@@ -303,6 +308,9 @@ describe("batches", () => {
     expect(second.json().id).toBe(first.json().id);
     expect(second.json().items).toEqual(first.json().items);
     expect(second.headers["idempotent-replayed"]).toBe("true");
+    // A replay answers like the original, so a client that lost the first answer loses nothing.
+    expect(first.headers.location).toBe(`/v1/batches/${first.json().id}`);
+    expect(second.headers.location).toBe(first.headers.location);
   });
 
   it("stores each queued item's payload once, and leaves no payload behind when a replay of the batch races it", async () => {
@@ -312,6 +320,9 @@ describe("batches", () => {
     const [first, second] = await Promise.all([send(), send()]);
     expect([first.statusCode, second.statusCode]).toEqual([202, 202]);
     expect(second.json().id).toBe(first.json().id);
+    // Whichever lost the race answers as a replay of the other, Location included.
+    expect(second.headers.location).toBe(first.headers.location);
+    expect([first.headers["idempotent-replayed"], second.headers["idempotent-replayed"]].filter((h) => h === "true")).toHaveLength(1);
     const ids = (first.json().items as { id: string }[]).map((item) => item.id);
     for (const [index, id] of ids.entries()) {
       const stored = (await storedPayload(h.config, id, await storedJobData(h.config, id))) as { messages: unknown[] };

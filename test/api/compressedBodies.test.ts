@@ -105,6 +105,14 @@ describe("POST /v1/compactions with a compressed body", () => {
     },
   );
 
+  it("names an encoding of thousands of characters without repeating it all", async () => {
+    const response = await post(Buffer.from(JSON.stringify(request)), { "content-encoding": "z".repeat(10_000) });
+    expect(response.status).toBe(415);
+    const text = await response.text();
+    expect(text).toContain(`content-encoding: ${"z".repeat(40)}…`);
+    expect(text).not.toContain("z".repeat(41));
+  });
+
   it("refuses a body that is not what its content-encoding says with 400 naming the header", async () => {
     const response = await post(JSON.stringify(request), { "content-encoding": "gzip" });
     expect(response.status).toBe(400);

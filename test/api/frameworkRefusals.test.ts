@@ -1,0 +1,128 @@
+/**
+ * Requests refused before any route sees them (by fastify's parser and
+ * router, or by Node's HTTP parser before fastify) are answered in the API's
+ * error shape, counted in `compactd_http_requests_total` with their status
+ * as a real scrape shows, and never echo back the oversized URL or header
+ * they were refused for. Over real connections: Node's own limits are what
+ * is tested.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runApi, type RunningApi } from "../../src/api/runApi.js";
+import { rawExchange, rawRequest } from "../helpers/rawHttp.js";
+import { deleteKeysUnder } from "../helpers/redisTestPrefix.js";
+import { bearer, serviceConfig } from "../helpers/serviceConfig.js";
+
+const config = serviceConfig("framework-refusals", { COMPACTD_BODY_LIMIT_BYTES: "100000" });
+let api: RunningApi;
+
+beforeAll(async () => {
+  api = await runApi(config, { logger: false }, "127.0.0.1");
+});
+
+afterAll(async () => {
+  await api.close();
+  await deleteKeysUnder(config.queuePrefix);
+});
+
+/** The count of answers with these labels, as GET /metrics exports it (0 for a series not there yet). */
+async function counted(method: string, route: string, status: number): Promise<number> {
+  const scrape = await rawRequest(api.port, { method: "GET", path: "/metrics" });
+  const series = `compactd_http_requests_total{method="${method}",route="${route}",status_code="${status}"} `;
+  const line = scrape.body.split("\n").find((candidate) => candidate.startsWith(series));
+  return line === undefined ? 0 : Number(line.slice(series.length));
+}
+
+/** Runs `request`, and expects it answered with `status` in the API's error shape and counted once under the labels. */
+async function expectRefusedAndCounted(
+  labels: { method: string; route: string },
+  status: number,
+  code: string,
+  request: () => Promise<{ status: number; body: string }>,
+): Promise<string> {
+  const before = await counted(labels.method, labels.route, status);
+  const response = await request();
+  expect(response.status, response.body).toBe(status);
+  const { error } = JSON.parse(response.body) as { error: { code: string; message: string } };
+  expect(error.code).toBe(code);
+  expect(error.message.length).toBeGreaterThan(0);
+  expect(await counted(labels.method, labels.route, status)).toBe(before + 1);
+  return response.body;
+}
+
+/** A raw HTTP response's status and body. */
+function parsed(raw: string): { status: number; body: string } {
+  const [head = "", body = ""] = raw.split("\r\n\r\n", 2);
+  return { status: Number(head.split(" ")[1]), body };
+}
+
+const json = { ...bearer("acme"), "content-type": "application/json" };
+
+describe("requests refused before a route sees them", () => {
+  it("malformed JSON: 400", async () => {
+    await expectRefusedAndCounted({ method: "POST", route: "/v1/compactions" }, 400, "invalid_json", () =>
+      rawRequest(api.port, { method: "POST", path: "/v1/compactions", headers: json, body: '{"messages": [' }),
+    );
+  });
+
+  it("a body over the limit: 413", async () => {
+    await expectRefusedAndCounted({ method: "POST", route: "/v1/compactions" }, 413, "body_too_large", () =>
+      rawRequest(api.port, { method: "POST", path: "/v1/compactions", headers: json, body: JSON.stringify({ pad: "x".repeat(200_000) }) }),
+    );
+  });
+
+  it("an unknown route: 404", async () => {
+    await expectRefusedAndCounted({ method: "GET", route: "unmatched" }, 404, "not_found", () => rawRequest(api.port, { method: "GET", path: "/nowhere" }));
+  });
+
+  it("a path segment longer than the router takes: 414, without the URL", async () => {
+    const body = await expectRefusedAndCounted({ method: "GET", route: "unmatched" }, 414, "uri_too_long", () =>
+      rawRequest(api.port, { method: "GET", path: `/v1/compactions/${"s".repeat(500)}`, headers: bearer("acme") }),
+    );
+    expect(body).not.toContain("s".repeat(100));
+  });
+
+  it("a %-escape in the path that does not decode: 400, without the URL", async () => {
+    const body = await expectRefusedAndCounted({ method: "DELETE", route: "unmatched" }, 400, "invalid_url", () =>
+      rawRequest(api.port, { method: "DELETE", path: `/v1/compactions/%zz${"z".repeat(1_000)}`, headers: bearer("acme") }),
+    );
+    expect(body).not.toContain("z".repeat(100));
+  });
+
+  it.each([
+    ["malformed JSON", "application/json", "{"],
+    ["a text body", "text/plain", "hello"],
+    ["a body over the limit", "application/json", JSON.stringify({ pad: "x".repeat(200_000) })],
+  ])("an unknown route with %s: 404, the body unread", async (_what, contentType, body) => {
+    await expectRefusedAndCounted({ method: "POST", route: "unmatched" }, 404, "not_found", () =>
+      rawRequest(api.port, { method: "POST", path: "/v1/nowhere", headers: { ...bearer("acme"), "content-type": contentType }, body }),
+    );
+  });
+
+  it("a URL longer than the API takes: 414, without the URL", async () => {
+    const path = `/v1/compactions/${"u".repeat(5_000)}`;
+    const body = await expectRefusedAndCounted({ method: "GET", route: "unmatched" }, 414, "uri_too_long", () =>
+      rawRequest(api.port, { method: "GET", path, headers: bearer("acme") }),
+    );
+    expect(body).not.toContain("u".repeat(100));
+  });
+
+  it("a URL longer than Node's HTTP parser takes: 431, without the URL", async () => {
+    const body = await expectRefusedAndCounted({ method: "unknown", route: "unparsed" }, 431, "headers_too_large", () =>
+      rawRequest(api.port, { method: "GET", path: `/healthz?${"q".repeat(20_000)}` }),
+    );
+    expect(body).not.toContain("q".repeat(100));
+  });
+
+  it("headers larger than Node's HTTP parser takes: 431, without the header", async () => {
+    const body = await expectRefusedAndCounted({ method: "unknown", route: "unparsed" }, 431, "headers_too_large", () =>
+      rawRequest(api.port, { method: "GET", path: "/healthz", headers: { "x-huge": "h".repeat(20_000) } }),
+    );
+    expect(body).not.toContain("h".repeat(100));
+  });
+
+  it("a request line that is not HTTP: 400", async () => {
+    await expectRefusedAndCounted({ method: "unknown", route: "unparsed" }, 400, "bad_request", async () =>
+      parsed(await rawExchange(api.port, "NOT HTTP AT ALL\r\n\r\n")),
+    );
+  });
+});

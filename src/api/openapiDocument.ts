@@ -78,7 +78,6 @@ const schemas: Record<string, Schema> = {
       "checkpoint",
       "omitted",
       "firstKeptIndex",
-      "previousSummaryCharsCut",
       "replaces",
     ],
     properties: {
@@ -137,7 +136,7 @@ const schemas: Record<string, Schema> = {
         type: "integer",
         minimum: 0,
         description:
-          "Characters of the previous compaction's summary that the offline summary left out. The offline summary (by choice, or as the fallback when the LLM summarizer failed) keeps the previous summary whole, since it is the only record of everything before it; this is above 0 only when the previous summary alone outgrew the summary budget, and the cut is also marked in the text. 0 when an LLM wrote the summary (it was asked to update the previous one).",
+          "Characters of the previous compaction's summary that the offline summary left out. The offline summary (by choice, or as the fallback when the LLM summarizer failed) keeps the previous summary whole, since it is the only record of everything before it; this is above 0 only when the previous summary alone outgrew the summary budget, and the cut is also marked in the text. 0 when an LLM wrote the summary (it was asked to update the previous one). Absent from results written by versions before it was added (a worker not yet upgraded during a rolling deploy): how much was cut is then unknown.",
       },
       replaces: ref("Replaces"),
     },

@@ -67,8 +67,8 @@ export interface Result {
   /** Summarized messages that neither the summarization request nor the summary represents: for an LLM, the messages left out of its request because they did not fit (the oldest, or, when the summarized range opens with a user request, the messages right after it: the request itself is kept); for the offline summary, the messages no line of it stands for. User requests carried verbatim after the summary count as represented. */
   omitted: number;
   firstKeptIndex: number;
-  /** Characters of the previous compaction's summary that the offline summary left out. The offline summary (by choice, or as the fallback when the LLM summarizer failed) keeps the previous summary whole, since it is the only record of everything before it; this is above 0 only when the previous summary alone outgrew the summary budget, and the cut is also marked in the text. 0 when an LLM wrote the summary (it was asked to update the previous one). */
-  previousSummaryCharsCut: number;
+  /** Characters of the previous compaction's summary that the offline summary left out. The offline summary (by choice, or as the fallback when the LLM summarizer failed) keeps the previous summary whole, since it is the only record of everything before it; this is above 0 only when the previous summary alone outgrew the summary budget, and the cut is also marked in the text. 0 when an LLM wrote the summary (it was asked to update the previous one). Absent from results written by versions before it was added (a worker not yet upgraded during a rolling deploy): how much was cut is then unknown. */
+  previousSummaryCharsCut?: number;
   replaces: Replaces;
 }
 

@@ -21,6 +21,7 @@ import {
   type Result,
   type SummarizerChoice,
 } from "../core/index.js";
+import { MODEL_ID, MODEL_ID_FORM } from "../summarizers/modelId.js";
 import type { CommandOutput } from "./commandOutput.js";
 import { EXIT, UsageError } from "./usageError.js";
 
@@ -155,12 +156,20 @@ async function chooseSummarizer(options: CompactCommandOptions, io: Io): Promise
     return OFFLINE_SUMMARIZER;
   }
   if (!apiKey) throw new UsageError("--summarizer anthropic needs ANTHROPIC_API_KEY in the environment");
+  const model = chosenModel(options, io.env);
   const { createAnthropicSummarizer, DEFAULT_MODEL } = await import("../summarizers/anthropic.js");
-  return createAnthropicSummarizer({
-    apiKey,
-    baseURL: io.env.ANTHROPIC_BASE_URL || undefined,
-    model: options.model ?? (io.env.COMPACTD_MODEL || DEFAULT_MODEL),
-  });
+  return createAnthropicSummarizer({ apiKey, baseURL: io.env.ANTHROPIC_BASE_URL || undefined, model: model ?? DEFAULT_MODEL });
+}
+
+/**
+ * The model asked for, by --model or else COMPACTD_MODEL (blank is unset, as
+ * for the service), held to the service's form of a model id: a malformed one
+ * is a usage error here rather than a paid run that degrades on every request.
+ */
+function chosenModel(options: CompactCommandOptions, env: NodeJS.ProcessEnv): string | undefined {
+  const [source, model] = options.model !== undefined ? ["--model", options.model] : ["COMPACTD_MODEL", env.COMPACTD_MODEL?.trim() || undefined];
+  if (model !== undefined && !MODEL_ID.test(model)) throw new UsageError(`${source} must be ${MODEL_ID_FORM}; got ${JSON.stringify(model.slice(0, 60))}`);
+  return model;
 }
 
 async function isDirectory(target: string): Promise<boolean> {

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { summaryMessage } from "../../src/core/summaryEnvelope.js";
+import { DEFAULT_MODEL } from "../../src/summarizers/anthropic.js";
 import { conversation, fillerText, reactTurn } from "../helpers/conversations.js";
 import { deeplyNestedJson, toolCallWithInput } from "../helpers/deepJson.js";
 import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fakeAnthropic.js";
@@ -171,6 +172,32 @@ describe("compactd compact", () => {
       expect(out.summary).toContain("Ship the parser.");
       expect(fake.requests.length).toBeGreaterThanOrEqual(1);
       expect(fake.requests[0]!.body).toMatchObject({ model: "claude-test-1", stream: true });
+    });
+
+    it("takes a blank COMPACTD_MODEL as unset, as the service does, and uses the default model", async () => {
+      const before = fake.requests.length;
+      const run = await runCli(["compact", longFile, "--context-window", "100000", "--keep-recent-tokens", "8000"], {
+        env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: fake.url, COMPACTD_MODEL: "  " },
+      });
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      expect(fake.requests.length).toBeGreaterThan(before);
+      expect(fake.requests[before]!.body).toMatchObject({ model: DEFAULT_MODEL });
+    });
+
+    it.each([
+      ["--model", ["--model", "claude nope"], {}],
+      ["COMPACTD_MODEL", [], { COMPACTD_MODEL: "claude\tnope" }],
+    ])("refuses a model id no model could have from %s, naming it, before asking the API anything", async (source, args, env) => {
+      const before = fake.requests.length;
+      const run = await runCli(["compact", longFile, "--context-window", "100000", ...args], {
+        env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: fake.url, ...env },
+      });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(source);
+      expect(run.stderr).toContain("without spaces or control characters");
+      expect(run.stdout).toBe("");
+      expect(fake.requests.length).toBe(before);
     });
 
     it("summarizes a session whose text holds lone surrogates, which the API refuses, and gives the kept messages back unchanged", async () => {

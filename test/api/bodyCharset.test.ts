@@ -6,25 +6,14 @@
  * of being taken in with U+FFFD where its characters were. Over a real
  * connection, on both the event loop's path and an intake thread's.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runApi, type RunningApi } from "../../src/api/runApi.js";
+import { describe, expect, it } from "vitest";
+import { apiForFile } from "../helpers/apiForFile.js";
 import { rawRequest } from "../helpers/rawHttp.js";
-import { deleteKeysUnder } from "../helpers/redisTestPrefix.js";
-import { bearer, serviceConfig } from "../helpers/serviceConfig.js";
+import { bearer } from "../helpers/serviceConfig.js";
 
 /** Bodies of at least this many bytes are taken in on an intake thread. */
 const THREAD_MIN_BYTES = 64 * 1024;
-const config = serviceConfig("body-charset", { COMPACTD_INTAKE_THREAD_MIN_BYTES: String(THREAD_MIN_BYTES) });
-let api: RunningApi;
-
-beforeAll(async () => {
-  api = await runApi(config, { logger: false }, "127.0.0.1");
-});
-
-afterAll(async () => {
-  await api.close();
-  await deleteKeysUnder(config.queuePrefix);
-});
+const api = apiForFile("body-charset", { COMPACTD_INTAKE_THREAD_MIN_BYTES: String(THREAD_MIN_BYTES) });
 
 /** A request with nothing to compact whose text is `content`, padded with ASCII to `size` bytes of JSON at least. */
 function fits(content: string, size = 0): string {

@@ -6,23 +6,12 @@
  * they were refused for. Over real connections: Node's own limits are what
  * is tested.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runApi, type RunningApi } from "../../src/api/runApi.js";
+import { describe, expect, it } from "vitest";
+import { apiForFile } from "../helpers/apiForFile.js";
 import { rawExchange, rawRequest } from "../helpers/rawHttp.js";
-import { deleteKeysUnder } from "../helpers/redisTestPrefix.js";
-import { bearer, serviceConfig } from "../helpers/serviceConfig.js";
+import { bearer } from "../helpers/serviceConfig.js";
 
-const config = serviceConfig("framework-refusals", { COMPACTD_BODY_LIMIT_BYTES: "100000" });
-let api: RunningApi;
-
-beforeAll(async () => {
-  api = await runApi(config, { logger: false }, "127.0.0.1");
-});
-
-afterAll(async () => {
-  await api.close();
-  await deleteKeysUnder(config.queuePrefix);
-});
+const api = apiForFile("framework-refusals", { COMPACTD_BODY_LIMIT_BYTES: "100000" });
 
 /** The count of answers with these labels, as GET /metrics exports it (0 for a series not there yet). */
 async function counted(method: string, route: string, status: number): Promise<number> {

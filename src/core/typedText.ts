@@ -5,7 +5,8 @@
  * Agents put more than the user's words in user messages: Claude Code sends
  * `<task-notification>` and `<local-command-stdout>` elements, marks an
  * interruption with `[Request interrupted by user]`, wraps a slash command in
- * `<command-name>`/`<command-args>` tags, sends what the user types while a
+ * `<command-name>`/`<command-args>` tags and a `!` shell command in
+ * `<bash-input>` (its output in `<bash-stdout>`/`<bash-stderr>`), sends what the user types while a
  * tool runs beside the tool's result, and opens a session it compacted itself
  * with its own summary. A request pinned from harness text
  * crowds out real ones, and one missed is a user's words lost, so each of
@@ -24,6 +25,7 @@ const INTERRUPTION = /^\[Request interrupted by user(?: for tool use)?\]$/;
 const HARNESS_OPENING = /^(?:<task-notification>|This session is being continued from a previous conversation that ran out of context\.)/;
 const COMMAND_NAME = /<command-name>([\s\S]*?)<\/command-name>/;
 const COMMAND_ARGS = /<command-args>([\s\S]*?)<\/command-args>/;
+const BASH_INPUT = /<bash-input>([\s\S]*?)<\/bash-input>/;
 const ELEMENT = /<([\w-]+)(?:\s[^>]*)?>[\s\S]*?<\/\1>/g;
 
 /**
@@ -46,7 +48,7 @@ export function typedTextOf(message: Message): string {
 function typedPart(text: string): string {
   if (INTERRUPTION.test(text) || HARNESS_OPENING.test(text)) return "";
   if (!isMarkupOnly(text)) return text;
-  return slashCommandOf(text) ?? "";
+  return slashCommandOf(text) ?? shellCommandOf(text) ?? "";
 }
 
 /** A slash command from Claude Code's tags, as the user typed it: `/name args`. */
@@ -56,6 +58,15 @@ function slashCommandOf(markup: string): string | undefined {
   const command = name.startsWith("/") ? name : `/${name}`;
   const args = COMMAND_ARGS.exec(markup)?.[1]?.trim() ?? "";
   return args === "" ? command : `${command} ${args}`;
+}
+
+/**
+ * A shell command the user ran with `!`, as typed: `!cmd`. Its output is the
+ * shell's, not the user's words, and is left out.
+ */
+function shellCommandOf(markup: string): string | undefined {
+  const command = BASH_INPUT.exec(markup)?.[1]?.trim();
+  return command === undefined || command === "" ? undefined : `!${command}`;
 }
 
 /** Whether `text` is nothing but markup elements, which a harness writes and a user does not type. */

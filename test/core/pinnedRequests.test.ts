@@ -71,6 +71,16 @@ describe("userRequestsOf", () => {
     expect(found.map((r) => r.text)).toEqual(["/review src/api only, skip tests", "/clear", "/deploy staging --dry-run"]);
   });
 
+  it("takes a shell command the user typed with `!` as `!cmd`, never its output", () => {
+    const found = requests([
+      "<bash-input>git status --short</bash-input>",
+      "<bash-stdout> M src/a.ts</bash-stdout><bash-stderr></bash-stderr>",
+      "<bash-input>npm test -- parser</bash-input>\n<bash-stdout>1 failed</bash-stdout>\n<bash-stderr>warn: slow</bash-stderr>",
+      "<bash-stdout>only output, nothing typed</bash-stdout>",
+    ]);
+    expect(found.map((r) => r.text)).toEqual(["!git status --short", "!npm test -- parser"]);
+  });
+
   it("reads the requests of real Claude Code sessions: commands as typed, interruptions left out", () => {
     const texts = (file: string) => userRequestsOf(parseConversation(loadClaudeCodeSession(`${corpusDir}/spotter-claude-code/${file}`)).messages).map((r) => r.text);
     expect(texts("tool_heavy.jsonl")).toEqual([

@@ -27,6 +27,27 @@ const COMMAND_NAME = /<command-name>([\s\S]*?)<\/command-name>/;
 const COMMAND_ARGS = /<command-args>([\s\S]*?)<\/command-args>/;
 const BASH_INPUT = /<bash-input>([\s\S]*?)<\/bash-input>/;
 const ELEMENT = /<([\w-]+)(?:\s[^>]*)?>[\s\S]*?<\/\1>/g;
+/**
+ * The elements Claude Code writes in the user's name. Only a message made of
+ * these is the harness's: markup the user pasted (`<div>…</div>`, an SVG) is
+ * made of other elements and is what the user asked about.
+ */
+const HARNESS_ELEMENTS: ReadonlySet<string> = new Set([
+  "bash-input",
+  "bash-stdout",
+  "bash-stderr",
+  "command-name",
+  "command-message",
+  "command-args",
+  "command-contents",
+  "local-command-caveat",
+  "local-command-stdout",
+  "local-command-stderr",
+  "system-reminder",
+  "task-notification",
+  "user-memory-input",
+  "user-prompt-submit-hook",
+]);
 
 /**
  * The text the user typed in `message`, its text blocks joined; empty when
@@ -47,7 +68,7 @@ export function typedTextOf(message: Message): string {
 
 function typedPart(text: string): string {
   if (INTERRUPTION.test(text) || HARNESS_OPENING.test(text)) return "";
-  if (!isMarkupOnly(text)) return text;
+  if (!isHarnessMarkup(text)) return text;
   return slashCommandOf(text) ?? shellCommandOf(text) ?? "";
 }
 
@@ -69,7 +90,9 @@ function shellCommandOf(markup: string): string | undefined {
   return command === undefined || command === "" ? undefined : `!${command}`;
 }
 
-/** Whether `text` is nothing but markup elements, which a harness writes and a user does not type. */
-function isMarkupOnly(text: string): boolean {
-  return text.startsWith("<") && text.replace(ELEMENT, "").trim() === "";
+/** Whether `text` is nothing but the harness's elements (see {@link HARNESS_ELEMENTS}). */
+function isHarnessMarkup(text: string): boolean {
+  if (!text.startsWith("<")) return false;
+  for (const [, name] of text.matchAll(ELEMENT)) if (!HARNESS_ELEMENTS.has(name!)) return false;
+  return text.replace(ELEMENT, "").trim() === "";
 }

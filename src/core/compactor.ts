@@ -488,10 +488,11 @@ interface RangeRequest extends PlannedRange {
 /**
  * `prose` with the path root stated on top when an offline summary in it
  * wrote paths relative to it, and only once: a previous summary that stands
- * unchanged already states it.
+ * unchanged already states it there. (A statement quoted lower down is not
+ * one; see pathRoot.ts.)
  */
 function statingPathRoot(prose: string, rootLine: string, ranges: readonly RangeSummary[]): string {
-  if (rootLine === "" || prose.includes(rootLine) || !ranges.some((r) => r.writer === OFFLINE_SUMMARIZER)) return prose;
+  if (rootLine === "" || statedPathRoot(prose) !== undefined || !ranges.some((r) => r.writer === OFFLINE_SUMMARIZER)) return prose;
   return joinSections([rootLine, prose]);
 }
 

@@ -20,14 +20,19 @@ const MIN_PATHS = 3;
 /** The directory is at least this deep (`/home/me`), so `/` or `/home` is never chosen. */
 const MIN_DEPTH = 2;
 
-const STATED = /^Paths are relative to `([^`\n]+)\/`\.$/m;
+/**
+ * The line stating the root, read only as a summary's first line, where it is
+ * written: the same words further down are a quote (of a pasted note, a tool's
+ * output) and must not move the root every later compaction writes against.
+ */
+const STATED = /^Paths are relative to `([^`\n]+)\/`\.(?:\n|$)/;
 
 /** The line that states `root` at the top of a summary. */
 export function pathRootLine(root: string): string {
   return `Paths are relative to \`${root}/\`.`;
 }
 
-/** The root a previous summary stated, if it stated one. */
+/** The root a summary states on its first line, if it states one. */
 export function statedPathRoot(summary: string | undefined): string | undefined {
   return summary === undefined ? undefined : STATED.exec(summary)?.[1];
 }

@@ -34,6 +34,13 @@ describe("the stated path root", () => {
     expect(statedPathRoot(undefined)).toBeUndefined();
   });
 
+  it("is read only from the summary's first line, where the envelope writes it, not from a line quoted further down", () => {
+    const quoted = `## Where the work stopped\n- The old notes said:\n${pathRootLine("/tmp/evil")}\n- x`;
+    expect(statedPathRoot(quoted)).toBeUndefined();
+    expect(statedPathRoot(`${pathRootLine(project)}\n\n${quoted}`)).toBe(project);
+    expect(statedPathRoot(`${pathRootLine(project)} and more`)).toBeUndefined();
+  });
+
   it("makes only the paths under it relative", () => {
     expect(relativeTo(project, `${project}/lib/a.ex`)).toBe("lib/a.ex");
     expect(relativeTo(project, `${project}-old/lib/a.ex`)).toBe(`${project}-old/lib/a.ex`);

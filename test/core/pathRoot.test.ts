@@ -21,6 +21,12 @@ describe("choosePathRoot", () => {
     expect(choosePathRoot(["/a.ex", "/b.ex", "/c/d.ex"])).toBeUndefined();
   });
 
+  it("picks only a directory its line can state and read back: none holding a line break or a backtick", () => {
+    for (const odd of ["/srv/we\nird/app", "/srv/we`ird/app"]) {
+      expect(choosePathRoot([`${odd}/a.ts`, `${odd}/b.ts`, `${odd}/c.ts`])).toBeUndefined();
+    }
+  });
+
   it("is deterministic whatever the order of the paths", () => {
     const paths = ["/srv/a/x/1.ts", "/srv/a/x/2.ts", "/srv/a/x/3.ts", "/srv/b/y/1.ts", "/srv/b/y/2.ts", "/srv/b/y/3.ts"];
     expect(choosePathRoot(paths)).toBe(choosePathRoot([...paths].reverse()));

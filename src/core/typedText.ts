@@ -6,7 +6,8 @@
  * `<task-notification>` and `<local-command-stdout>` elements, marks an
  * interruption with `[Request interrupted by user]`, wraps a slash command in
  * `<command-name>`/`<command-args>` tags and a `!` shell command in
- * `<bash-input>` (its output in `<bash-stdout>`/`<bash-stderr>`), sends what the user types while a
+ * `<bash-input>` (its output in `<bash-stdout>`/`<bash-stderr>`) and a `#`
+ * memory note in `<user-memory-input>`, sends what the user types while a
  * tool runs beside the tool's result, and opens a session it compacted itself
  * with its own summary. A request pinned from harness text
  * crowds out real ones, and one missed is a user's words lost, so each of
@@ -25,7 +26,14 @@ const INTERRUPTION = /^\[Request interrupted by user(?: for tool use)?\]$/;
 const HARNESS_OPENING = /^(?:<task-notification>|This session is being continued from a previous conversation that ran out of context\.)/;
 const COMMAND_NAME = /<command-name>([\s\S]*?)<\/command-name>/;
 const COMMAND_ARGS = /<command-args>([\s\S]*?)<\/command-args>/;
-const BASH_INPUT = /<bash-input>([\s\S]*?)<\/bash-input>/;
+/**
+ * Elements holding what the user typed after a mode key, and that key: a
+ * shell command after `!`, a note for the agent's memory after `#`.
+ */
+const TYPED_AFTER_KEY = [
+  { element: /<bash-input>([\s\S]*?)<\/bash-input>/, key: "!" },
+  { element: /<user-memory-input>([\s\S]*?)<\/user-memory-input>/, key: "# " },
+];
 const ELEMENT = /<([\w-]+)(?:\s[^>]*)?>[\s\S]*?<\/\1>/g;
 /**
  * The elements Claude Code writes in the user's name. Only a message made of
@@ -69,7 +77,7 @@ export function typedTextOf(message: Message): string {
 function typedPart(text: string): string {
   if (INTERRUPTION.test(text) || HARNESS_OPENING.test(text)) return "";
   if (!isHarnessMarkup(text)) return text;
-  return slashCommandOf(text) ?? shellCommandOf(text) ?? "";
+  return slashCommandOf(text) ?? typedAfterKeyOf(text) ?? "";
 }
 
 /** A slash command from Claude Code's tags, as the user typed it: `/name args`. */
@@ -82,12 +90,16 @@ function slashCommandOf(markup: string): string | undefined {
 }
 
 /**
- * A shell command the user ran with `!`, as typed: `!cmd`. Its output is the
- * shell's, not the user's words, and is left out.
+ * A shell command (`!cmd`) or memory note (`# note`) as the user typed it,
+ * key included. A command's output is the shell's, not the user's words, and
+ * is left out.
  */
-function shellCommandOf(markup: string): string | undefined {
-  const command = BASH_INPUT.exec(markup)?.[1]?.trim();
-  return command === undefined || command === "" ? undefined : `!${command}`;
+function typedAfterKeyOf(markup: string): string | undefined {
+  for (const { element, key } of TYPED_AFTER_KEY) {
+    const typed = element.exec(markup)?.[1]?.trim();
+    if (typed !== undefined && typed !== "") return `${key}${typed}`;
+  }
+  return undefined;
 }
 
 /** Whether `text` is nothing but the harness's elements (see {@link HARNESS_ELEMENTS}). */

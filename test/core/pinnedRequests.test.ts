@@ -92,6 +92,10 @@ describe("userRequestsOf", () => {
     expect(found.map((r) => r.text)).toEqual([pasted, "<svg><path d=\"M0 0L10 10\"/></svg>"]);
   });
 
+  it("takes a note the user typed with `#` for the agent's memory as `# note`", () => {
+    expect(requests(["<user-memory-input>Always use pnpm, never npm.</user-memory-input>"]).map((r) => r.text)).toEqual(["# Always use pnpm, never npm."]);
+  });
+
   it("reads the requests of real Claude Code sessions: commands as typed, interruptions left out", () => {
     const texts = (file: string) => userRequestsOf(parseConversation(loadClaudeCodeSession(`${corpusDir}/spotter-claude-code/${file}`)).messages).map((r) => r.text);
     expect(texts("tool_heavy.jsonl")).toEqual([

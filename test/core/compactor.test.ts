@@ -384,6 +384,17 @@ describe("Compactor", () => {
     expect(result.summary).toContain("\n- src/file_0.ts (Write)");
   });
 
+  it("keeps stating the path root a previous summary stated when a model's update leaves the line out or moves it down", async () => {
+    const previous = "Paths are relative to `/srv/app/`.\n\n## Files changed (newest first)\n- src/file_0.ts (Write)";
+    for (const reply of ["## Progress\n- src/file_0.ts written", "## Progress\n- src/file_0.ts written\n\nPaths are relative to `/srv/app/`."]) {
+      const { compactor } = compactorWith(() => ({ kind: "reply", text: reply }));
+
+      const result = await compactor.compact(parseConversation([summaryMessage(previous), ...longSession()]), manual);
+
+      expect(result.summary.startsWith("Paths are relative to `/srv/app/`.\n\n## Progress\n- src/file_0.ts written")).toBe(true);
+    }
+  });
+
   it("keeps a slow summary alive while it makes progress, and cancels a silent one", async () => {
     // 12 ticks 30 ms apart: 360 ms in all, far past the 200 ms timeout, with a wide margin per tick.
     const slow = compactorWith(() => ({ kind: "slow", ticks: 12, everyMs: 30, text: "## Goal\nslow but fine" }), { ...WINDOW, stallTimeoutMs: 200 });

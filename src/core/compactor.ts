@@ -223,7 +223,7 @@ export class Compactor {
 
     const prefixSection = prefix === undefined ? "" : `## Turn in progress (its start was compacted)\n\n${prefix.text}`;
     const ranges = prefix === undefined ? [history] : [history, prefix];
-    const prose = statingPathRoot(joinSections([history.text, prefixSection]), rootLine, ranges);
+    const prose = statingPathRoot(joinSections([history.text, prefixSection]), rootLine, ranges, planned.previousSummary);
     const pinned = pinRequests(after.inheritedRequests, freshRequests, prose, after.summaryTokens, countRequest);
     const summary = summaryOf([prose, pinned.text, formatFileOperations(after.fileOperations)]);
     const message = summaryMessage(summary);
@@ -253,7 +253,7 @@ export class Compactor {
           : {
               turnId: after.checkpointTurnId,
               summary: summaryOf([
-                statingPathRoot(history.text, rootLine, [history]),
+                statingPathRoot(history.text, rootLine, [history], planned.previousSummary),
                 pinRequests(after.inheritedRequests, historyRequests, history.text, after.summaryTokens, countRequest).text,
                 formatFileOperations(after.historyFileOperations),
               ]),
@@ -486,12 +486,16 @@ interface RangeRequest extends PlannedRange {
 }
 
 /**
- * `prose` with the path root stated on top when an offline summary in it
- * wrote paths relative to it, and only once: a previous summary that stands
- * unchanged already states it.
+ * `prose` with the path root stated on top when paths in it may be relative
+ * to it: an offline summary in it wrote them so, or the previous summary,
+ * which a model's update carries lines of, stated the root (the model may
+ * have left the line out or moved it down, where it is not read). Only once:
+ * a previous summary that stands unchanged already states it there. (A
+ * statement quoted lower down is not one; see pathRoot.ts.)
  */
-function statingPathRoot(prose: string, rootLine: string, ranges: readonly RangeSummary[]): string {
-  if (rootLine === "" || prose.includes(rootLine) || !ranges.some((r) => r.writer === OFFLINE_SUMMARIZER)) return prose;
+function statingPathRoot(prose: string, rootLine: string, ranges: readonly RangeSummary[], previousSummary: string | undefined): string {
+  if (rootLine === "" || statedPathRoot(prose) !== undefined) return prose;
+  if (statedPathRoot(previousSummary) === undefined && !ranges.some((r) => r.writer === OFFLINE_SUMMARIZER)) return prose;
   return joinSections([rootLine, prose]);
 }
 

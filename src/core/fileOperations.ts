@@ -8,6 +8,7 @@
  * from the previous summary, and appended after the summary in tagged blocks.
  */
 import type { Message } from "./message.js";
+import { pathLine, pathOfLine } from "./pathLine.js";
 import { defuseBlockTags } from "./summaryEnvelope.js";
 
 /** Each list keeps at most this many paths; the least recently touched are evicted first. */
@@ -62,8 +63,9 @@ export function collectFileOperations(messages: readonly Message[], inherited: F
 /** The tagged blocks appended after a summary; empty when there are no paths. */
 export function formatFileOperations(ops: FileOperations): string {
   const parts: string[] = [];
-  // A path is the agent's argument, not compactd's text: one holding a block's tag must not end or open a block.
-  const lines = (paths: readonly string[]): string => paths.map(defuseBlockTags).join("\n");
+  // A path is the agent's argument, not compactd's text: one holding a block's tag must not end or open a
+  // block, and one holding a line break must stay one line (see pathLine.ts).
+  const lines = (paths: readonly string[]): string => paths.map((path) => defuseBlockTags(pathLine(path))).join("\n");
   if (ops.read.length > 0) parts.push(`${READ_OPEN}\n${lines(ops.read)}\n${READ_CLOSE}`);
   if (ops.modified.length > 0) parts.push(`${MODIFIED_OPEN}\n${lines(ops.modified)}\n${MODIFIED_CLOSE}`);
   return parts.join("\n\n");
@@ -108,7 +110,8 @@ function taggedLines(text: string, open: string, close: string): string[] {
   return match[1]!
     .split("\n")
     .map((l) => l.trim())
-    .filter((l) => l !== "");
+    .filter((l) => l !== "")
+    .map(pathOfLine);
 }
 
 function blockPattern(open: string, close: string): RegExp {

@@ -24,6 +24,7 @@
 import { declaredNames } from "./declaredNames.js";
 import { MODIFYING_TOOL, pathsIn } from "./fileOperations.js";
 import type { Block, Message } from "./message.js";
+import { pathLine } from "./pathLine.js";
 import { relativeTo } from "./pathRoot.js";
 import { clipMiddle } from "./clipText.js";
 import type { TokenEstimator } from "./tokenEstimator.js";
@@ -293,7 +294,7 @@ function mergeItems(fresh: readonly Item[], previous: readonly Item[], replaces:
 interface Call {
   readonly block: Extract<Block, { type: "toolCall" }>;
   readonly message: Message;
-  /** The paths the call names, as the summary writes them (relative to the path root). */
+  /** The paths the call names, as the summary writes them (relative to the path root, each one line). */
   readonly paths: readonly string[];
   result?: { readonly block: Extract<Block, { type: "toolResult" }>; readonly message: Message };
 }
@@ -305,7 +306,7 @@ function extractItems(messages: readonly Message[], pathRoot: string | undefined
   for (const message of messages) {
     for (const block of message.blocks) {
       if (block.type === "toolCall") {
-        const call: Call = { block, message, paths: pathsIn(block.input).map((path) => relativeTo(pathRoot, path)) };
+        const call: Call = { block, message, paths: pathsIn(block.input).map((path) => pathLine(relativeTo(pathRoot, path))) };
         calls.push(call);
         byId.set(block.id, call);
       } else if (block.type === "toolResult") {

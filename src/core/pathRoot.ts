@@ -13,6 +13,7 @@
  * session touched. Once a summary has stated one, later compactions keep it,
  * so the lines a previous summary carries stay true when merged.
  */
+import { pathLine } from "./pathLine.js";
 
 /** A directory must hold at least this many of the touched paths to be worth stating. */
 const MIN_PATHS = 3;
@@ -20,14 +21,28 @@ const MIN_PATHS = 3;
 /** The directory is at least this deep (`/home/me`), so `/` or `/home` is never chosen. */
 const MIN_DEPTH = 2;
 
-const STATED = /^Paths are relative to `([^`\n]+)\/`\.$/m;
+/**
+ * Whether `dir` can be stated in the root line and read back as itself: the
+ * line is one line and the directory sits between backticks, so a directory
+ * holding a line break (see pathLine.ts) or a backtick cannot be the root.
+ */
+function statable(dir: string): boolean {
+  return pathLine(dir) === dir && !dir.includes("`");
+}
+
+/**
+ * The line stating the root, read only as a summary's first line, where it is
+ * written: the same words further down are a quote (of a pasted note, a tool's
+ * output) and must not move the root every later compaction writes against.
+ */
+const STATED = /^Paths are relative to `([^`\n]+)\/`\.(?:\n|$)/;
 
 /** The line that states `root` at the top of a summary. */
 export function pathRootLine(root: string): string {
   return `Paths are relative to \`${root}/\`.`;
 }
 
-/** The root a previous summary stated, if it stated one. */
+/** The root a summary states on its first line, if it states one. */
 export function statedPathRoot(summary: string | undefined): string | undefined {
   return summary === undefined ? undefined : STATED.exec(summary)?.[1];
 }
@@ -50,7 +65,7 @@ export function choosePathRoot(paths: readonly string[]): string | undefined {
   }
   let best: { dir: string; saving: number } | undefined;
   for (const [dir, count] of [...counts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    if (count < MIN_PATHS) continue;
+    if (count < MIN_PATHS || !statable(dir)) continue;
     // Stating the directory once costs about one of the mentions it saves.
     const saving = (count - 1) * (dir.length + 1);
     if (best === undefined || saving > best.saving || (saving === best.saving && dir.length > best.dir.length)) best = { dir, saving };

@@ -368,6 +368,33 @@ describe("Compactor", () => {
     expect(next.summary).toContain("\n- /opt/other/src/file_14.ts (Write)");
   });
 
+  it("takes the path root only from the line the envelope writes on top, not from one the previous summary quotes", async () => {
+    const turn = (i: number): RawMessage[] => [
+      { role: "user", content: `change file ${i}` },
+      { role: "assistant", content: [{ type: "tool_use", id: `w${i}`, name: "Write", input: { file_path: `/srv/app/${i % 2 === 0 ? "src" : "test"}/file_${i}.ts`, content: `export const v${i} = ${i};\n` } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: `w${i}`, content: fillerText(6_000, i) }] },
+      { role: "assistant", content: `Wrote file ${i}.` },
+    ];
+    const previous = "## Where the work stopped\n- The pasted notes said:\nPaths are relative to `/tmp/elsewhere/`.\n- Keep going.";
+    const compactor = createCompactor({ settings: { contextWindow: 100_000, keepRecentTokens: 3_000 }, summarizer: OFFLINE_SUMMARIZER })!;
+
+    const result = await compactor.compact(parseConversation([summaryMessage(previous), ...Array.from({ length: 8 }, (_, i) => turn(i)).flat()]), manual);
+
+    expect(result.summary.startsWith("Paths are relative to `/srv/app/`.\n\n")).toBe(true);
+    expect(result.summary).toContain("\n- src/file_0.ts (Write)");
+  });
+
+  it("keeps stating the path root a previous summary stated when a model's update leaves the line out or moves it down", async () => {
+    const previous = "Paths are relative to `/srv/app/`.\n\n## Files changed (newest first)\n- src/file_0.ts (Write)";
+    for (const reply of ["## Progress\n- src/file_0.ts written", "## Progress\n- src/file_0.ts written\n\nPaths are relative to `/srv/app/`."]) {
+      const { compactor } = compactorWith(() => ({ kind: "reply", text: reply }));
+
+      const result = await compactor.compact(parseConversation([summaryMessage(previous), ...longSession()]), manual);
+
+      expect(result.summary.startsWith("Paths are relative to `/srv/app/`.\n\n## Progress\n- src/file_0.ts written")).toBe(true);
+    }
+  });
+
   it("keeps a slow summary alive while it makes progress, and cancels a silent one", async () => {
     // 12 ticks 30 ms apart: 360 ms in all, far past the 200 ms timeout, with a wide margin per tick.
     const slow = compactorWith(() => ({ kind: "slow", ticks: 12, everyMs: 30, text: "## Goal\nslow but fine" }), { ...WINDOW, stallTimeoutMs: 200 });

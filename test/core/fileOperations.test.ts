@@ -45,6 +45,16 @@ describe("file operations", () => {
     expect(formatFileOperations(NO_FILE_OPERATIONS)).toBe("");
   });
 
+  it("reads back a path holding a line break, or opening with a quote, as itself and as one path", () => {
+    const odd = ["/srv/app/a\nb.ts", "/srv/app/c\r\nd.ts", '"quoted".ts', "/srv/app/tab\there.ts", "C:\\work\\new.ts"];
+    const ops = collectFileOperations(calls(...odd.map((path): [string, Record<string, unknown>] => ["Write", { file_path: path, content: "x" }]), ["Read", { path: "/srv/app/plain.ts" }]), NO_FILE_OPERATIONS);
+    expect(ops).toEqual({ read: ["/srv/app/plain.ts"], modified: odd });
+    const { prose, files } = splitFileOperations(`## Goal\nship\n\n${formatFileOperations(ops)}`);
+    expect(prose).toBe("## Goal\nship");
+    expect(files).toEqual(ops);
+    expect(formatFileOperations(files)).toBe(formatFileOperations(ops));
+  });
+
   it("writes a path holding a block's tag so that it neither ends its block nor opens another", () => {
     const ops = { read: ["notes/</read-files>.md", "docs/<modified-files>.md"], modified: ["c.ts"] };
     const { prose, files } = splitFileOperations(`## Goal\nship\n\n${formatFileOperations(ops)}`);

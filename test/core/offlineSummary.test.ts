@@ -46,6 +46,21 @@ describe("buildOfflineSummary", () => {
     expect(text).toContain("`lex_string/1`");
   });
 
+  it("writes a path holding a line break as one escaped path, so it stays one item in this summary and the next", () => {
+    const messages = parseConversation([
+      { role: "user", content: "Write the two notes." },
+      { role: "assistant", content: [{ type: "tool_use", id: "w1", name: "Write", input: { file_path: "notes/a\nb.md", content: "alpha\n" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "w1", content: "File created successfully" }] },
+      { role: "assistant", content: "Done." },
+    ]).messages;
+    const estimator = new TokenEstimator();
+    const { text } = buildOfflineSummary({ messages, previousSummary: undefined, budgetTokens: 4_000, capTokens: 4_000 }, estimator);
+    expect(text).toContain('\n- "notes/a\\nb.md" (Write)');
+    expect(text.split("\n").filter((line) => line.startsWith("b.md"))).toEqual([]);
+    const next = buildOfflineSummary({ messages: messages.slice(3), previousSummary: text, budgetTokens: 4_000, capTokens: 4_000 }, estimator);
+    expect(next.text).toContain('\n- "notes/a\\nb.md" (Write)');
+  });
+
   it("is deterministic", () => {
     const a = buildOfflineSummary({ messages: codingSession(), previousSummary: undefined, budgetTokens: 4_000, capTokens: 4_000 }, new TokenEstimator());
     const b = buildOfflineSummary({ messages: codingSession(), previousSummary: undefined, budgetTokens: 4_000, capTokens: 4_000 }, new TokenEstimator());

@@ -21,6 +21,12 @@ describe("choosePathRoot", () => {
     expect(choosePathRoot(["/a.ex", "/b.ex", "/c/d.ex"])).toBeUndefined();
   });
 
+  it("picks only a directory its line can state and read back: none holding a line break or a backtick", () => {
+    for (const odd of ["/srv/we\nird/app", "/srv/we`ird/app"]) {
+      expect(choosePathRoot([`${odd}/a.ts`, `${odd}/b.ts`, `${odd}/c.ts`])).toBeUndefined();
+    }
+  });
+
   it("is deterministic whatever the order of the paths", () => {
     const paths = ["/srv/a/x/1.ts", "/srv/a/x/2.ts", "/srv/a/x/3.ts", "/srv/b/y/1.ts", "/srv/b/y/2.ts", "/srv/b/y/3.ts"];
     expect(choosePathRoot(paths)).toBe(choosePathRoot([...paths].reverse()));
@@ -32,6 +38,13 @@ describe("the stated path root", () => {
     expect(statedPathRoot(`${pathRootLine(project)}\n\n## Where the work stopped\n- x`)).toBe(project);
     expect(statedPathRoot("## Goal\nPaths are everywhere.")).toBeUndefined();
     expect(statedPathRoot(undefined)).toBeUndefined();
+  });
+
+  it("is read only from the summary's first line, where the envelope writes it, not from a line quoted further down", () => {
+    const quoted = `## Where the work stopped\n- The old notes said:\n${pathRootLine("/tmp/evil")}\n- x`;
+    expect(statedPathRoot(quoted)).toBeUndefined();
+    expect(statedPathRoot(`${pathRootLine(project)}\n\n${quoted}`)).toBe(project);
+    expect(statedPathRoot(`${pathRootLine(project)} and more`)).toBeUndefined();
   });
 
   it("makes only the paths under it relative", () => {

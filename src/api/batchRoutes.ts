@@ -73,6 +73,8 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
       return decision.kind === "job" ? jobIdInShard(seed, shardFor(tenant, decision.data.conversationId, seed, queues.shards.length)) : undefined;
     });
     await ensureCapacity(services, jobIds.filter((id): id is string => id !== undefined));
+    // Two requests can both pass the look-up above; only the one holding the key may queue items under it.
+    if (idempotencyKey !== undefined && !(await batches.claim(batchId, tenant, requestDigest))) throw keyReused();
 
     const items: BatchItem[] = [];
     for (const [index, decision] of decisions.entries()) {
@@ -83,6 +85,8 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
       }
       const jobId = jobIds[index]!;
       const outcome = await lifecycle.submit(jobId, decision, idempotencyKey !== undefined);
+      // The claim keeps a different request's jobs out from under this key; one found there anyway is not this batch's.
+      if (outcome.kind === "keyReused") throw keyReused();
       items.push(outcome.kind === "inFlight" ? { status: "in_flight", inFlightId: outcome.jobId } : { status: "queued", id: jobId });
     }
     const record: BatchRecord = {

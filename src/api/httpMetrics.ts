@@ -8,7 +8,10 @@
  * never become series; a URL no route matches is `unmatched`. A request
  * Node's HTTP parser refused before fastify saw it (431, a 400 for bytes
  * that are not HTTP) is counted by unparsedRequests.ts as method `unknown`,
- * route `unparsed`.
+ * route `unparsed`. Both kinds are counted but not timed: Node's parser hands
+ * over a socket with no start to time from (a 408 would record its whole
+ * timeout), and fastify's router refusals (`countUnroutedAnswer`) skip the
+ * hooks that time a request. OPERATIONS.md tells dashboards what that means.
  *
  * Every answer the OpenAPI document lists is exported at 0 from start-up, like
  * the other counters (metrics.ts says why); statuses it does not list (a 503

@@ -35,15 +35,22 @@ export interface MetricsServer {
 }
 
 export async function startMetricsServer({ registry, port, host, probes = {} }: MetricsServerOptions): Promise<MetricsServer> {
+  const served = ["/metrics", ...Object.keys(probes)].join(", ");
   const server = createServer((request, response) => {
-    const path = new URL(request.url ?? "/", "http://metrics").pathname;
-    const send = (status: number, contentType: string, body: string): void => {
-      response.writeHead(status, { "content-type": contentType, "cache-control": "no-store" });
+    const send = (status: number, contentType: string, body: string, headers: Record<string, string> = {}): void => {
+      response.writeHead(status, { "content-type": contentType, "cache-control": "no-store", ...headers });
       response.end(request.method === "HEAD" ? undefined : body);
     };
+    const refuse = (status: number, code: string, message: string, headers?: Record<string, string>): void =>
+      send(status, "application/json", JSON.stringify({ error: { code, message } }), headers);
+    // Node's parser passes targets such as `//[` that URL refuses; thrown
+    // here, outside any promise, that would end the whole process.
+    const target = request.url ?? "/";
+    if (!URL.canParse(target, "http://metrics")) return refuse(400, ErrorCodes.invalidUrl, "the request target is not a valid URL");
+    const path = new URL(target, "http://metrics").pathname;
     const answer = async (): Promise<void> => {
       if (request.method !== "GET" && request.method !== "HEAD") {
-        send(405, "application/json", JSON.stringify({ error: { code: ErrorCodes.methodNotAllowed, message: "use GET" } }));
+        refuse(405, ErrorCodes.methodNotAllowed, "use GET", { allow: "GET, HEAD" });
       } else if (path === "/metrics") {
         const scrape = await exposition(registry, request.headers.accept);
         send(200, scrape.contentType, scrape.body);
@@ -51,7 +58,8 @@ export async function startMetricsServer({ registry, port, host, probes = {} }: 
         const result = await probes[path]!();
         send(result.ok ? 200 : 503, "application/json", JSON.stringify({ status: result.ok ? "ok" : "unavailable", ...result.detail }));
       } else {
-        send(404, "application/json", JSON.stringify({ error: { code: ErrorCodes.notFound, message: `no ${path} here` } }));
+        // The path is not echoed: it can be kilobytes of whatever the caller sent.
+        refuse(404, ErrorCodes.notFound, `nothing at this path; this port serves ${served}`);
       }
     };
     answer().catch((error: unknown) => {

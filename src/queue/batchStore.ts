@@ -45,6 +45,24 @@ if redis.call("HLEN", KEYS[2]) >= tonumber(ARGV[2]) then return 2 end
 return 1
 `;
 
+/**
+ * Claims an idempotent batch's key for one request (its tenant and digest in
+ * ARGV[1]) unless another request holds it: 1 when this request holds it now
+ * (or already did), 0 when a different request does. The compare and the
+ * claim are one step, so of two different requests racing for a key exactly
+ * one goes on to queue its items.
+ */
+const CLAIM = `
+local held = redis.call("HGET", KEYS[1], "claim")
+if held == false then
+  redis.call("HSET", KEYS[1], "claim", ARGV[1])
+  redis.call("EXPIRE", KEYS[1], ARGV[2])
+  return 1
+end
+if held == ARGV[1] then return 1 end
+return 0
+`;
+
 /** Adds a finished job and answers whether every job of the batch has finished. */
 const MARK_FINISHED = `
 redis.call("HSET", KEYS[2], ARGV[1], ARGV[2])
@@ -80,6 +98,17 @@ export class BatchStore {
       this.retentionSeconds,
     );
     return outcome === 0 ? "exists" : outcome === 2 ? "complete" : "created";
+  }
+
+  /**
+   * Claims the batch id an Idempotency-Key stands for, before any of its items
+   * is queued: false when a different request (another tenant's, or another
+   * body) claimed it first. The same request claiming again (a retry racing
+   * the original) is let through; its items are then replays of the same jobs.
+   */
+  async claim(batchId: string, tenant: string, requestDigest: string): Promise<boolean> {
+    const held = await this.redis.eval(CLAIM, 1, this.keys.batch(batchId), `${tenant}\n${requestDigest}`, this.retentionSeconds);
+    return held === 1;
   }
 
   async get(batchId: string): Promise<BatchRecord | undefined> {

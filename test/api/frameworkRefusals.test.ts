@@ -21,6 +21,14 @@ async function counted(method: string, route: string, status: number): Promise<n
   return line === undefined ? 0 : Number(line.slice(series.length));
 }
 
+/** How many answers with these labels the duration histogram timed (0 for a series not there yet). */
+async function timed(method: string, route: string): Promise<number> {
+  const scrape = await rawRequest(api.port, { method: "GET", path: "/metrics" });
+  const series = `compactd_http_request_duration_seconds_count{method="${method}",route="${route}"} `;
+  const line = scrape.body.split("\n").find((candidate) => candidate.startsWith(series));
+  return line === undefined ? 0 : Number(line.slice(series.length));
+}
+
 /** Runs `request`, and expects it answered with `status` in the API's error shape and counted once under the labels. */
 async function expectRefusedAndCounted(
   labels: { method: string; route: string },
@@ -107,6 +115,21 @@ describe("requests refused before a route sees them", () => {
       rawRequest(api.port, { method: "GET", path: "/healthz", headers: { "x-huge": "h".repeat(20_000) } }),
     );
     expect(body).not.toContain("h".repeat(100));
+  });
+
+  it("counts refusals made before fastify routes a request without timing them, as OPERATIONS.md says", async () => {
+    const before = { unparsed: await timed("unknown", "unparsed"), unrouted: await timed("DELETE", "unmatched"), notFound: await timed("GET", "unmatched") };
+    await expectRefusedAndCounted({ method: "unknown", route: "unparsed" }, 400, "bad_request", async () =>
+      parsed(await rawExchange(api.port, "STILL NOT HTTP\r\n\r\n")),
+    );
+    await expectRefusedAndCounted({ method: "DELETE", route: "unmatched" }, 400, "invalid_url", () =>
+      rawRequest(api.port, { method: "DELETE", path: "/v1/compactions/%zz", headers: bearer("acme") }),
+    );
+    await expectRefusedAndCounted({ method: "GET", route: "unmatched" }, 404, "not_found", () => rawRequest(api.port, { method: "GET", path: "/elsewhere" }));
+    expect(await timed("unknown", "unparsed")).toBe(before.unparsed);
+    expect(await timed("DELETE", "unmatched")).toBe(before.unrouted);
+    // An unknown route is answered inside fastify's request lifecycle, so it is timed.
+    expect(await timed("GET", "unmatched")).toBe(before.notFound + 1);
   });
 
   it("a request line that is not HTTP: 400", async () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createMetrics } from "../../src/metrics/metrics.js";
 import { type MetricsServer, startMetricsServer } from "../../src/metrics/metricsServer.js";
+import { rawExchange } from "../helpers/rawHttp.js";
 
 const servers: MetricsServer[] = [];
 afterEach(async () => {
@@ -51,6 +52,38 @@ describe("startMetricsServer", () => {
   it("answers unknown paths 404 and other methods 405", async () => {
     const { base } = await serve({});
     expect((await fetch(`${base}/nope`)).status).toBe(404);
-    expect((await fetch(`${base}/metrics`, { method: "POST" })).status).toBe(405);
+    const post = await fetch(`${base}/metrics`, { method: "POST", body: "x" });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toBe("GET, HEAD");
+  });
+
+  it("does not echo a long path back in its 404", async () => {
+    const { base } = await serve({});
+    const path = `/${"a".repeat(8_000)}`;
+    const response = await fetch(`${base}${path}`);
+    expect(response.status).toBe(404);
+    const body = await response.text();
+    expect(body.length).toBeLessThan(300);
+    expect(JSON.parse(body).error.code).toBe("not_found");
+  });
+
+  it("answers a request target the URL parser refuses 400, without a crash", async () => {
+    const { base } = await serve({});
+    const port = new URL(base).port;
+    const answer = await rawExchange(Number(port), "GET //[ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect((await fetch(`${base}/metrics`)).status).toBe(200);
+  });
+
+  it("answers a malformed request line 400 and oversized headers 431, echoing neither", async () => {
+    const { base } = await serve({});
+    const port = Number(new URL(base).port);
+    const garbled = await rawExchange(port, "NOT AN HTTP REQUEST\r\n\r\n");
+    expect(garbled).toMatch(/^HTTP\/1\.1 400 /);
+    const huge = "a".repeat(64_000);
+    const oversized = await rawExchange(port, `GET /metrics HTTP/1.1\r\nHost: x\r\nX-Filler: ${huge}\r\n\r\n`);
+    expect(oversized).toMatch(/^HTTP\/1\.1 431 /);
+    expect(oversized).not.toContain("aaaa");
+    expect((await fetch(`${base}/metrics`)).status).toBe(200);
   });
 });

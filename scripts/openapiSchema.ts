@@ -33,6 +33,17 @@ export function requiredOf(schema: Schema): ReadonlySet<string> {
   return new Set(Array.isArray(schema.required) ? schema.required.filter((name) => typeof name === "string") : []);
 }
 
+/**
+ * The schema followed by the members of its `anyOf`, theirs in turn: a
+ * nullable field (`anyOf: [{…}, {type: "null"}]`) carries its description,
+ * format and bounds on the non-null member, and a generator reading only the
+ * field's own keys would drop them.
+ */
+export function unionParts(schema: Schema): Schema[] {
+  const members = Array.isArray(schema.anyOf) ? schema.anyOf.map(schemaAt) : [];
+  return [schema, ...members.flatMap(unionParts)];
+}
+
 /** An object schema that lists its fields (rather than a free-form map). */
 export function hasProperties(schema: Schema): boolean {
   return propertiesOf(schema).length > 0;
@@ -104,11 +115,13 @@ function objectTypeText(schema: Schema, indent: string): string {
   return lines.join("\n");
 }
 
-/** The schema's description and default as a doc comment, or no lines when it has neither. */
+/** The descriptions and default of the schema and its union's members as a doc comment, or no lines when they have none. */
 export function docComment(schema: Schema, indent: string): string[] {
   const text: string[] = [];
-  if (typeof schema.description === "string") text.push(...schema.description.split("\n"));
-  if ("default" in schema) text.push(`@default ${JSON.stringify(schema.default)}`);
+  const parts = unionParts(schema);
+  for (const part of parts) if (typeof part.description === "string") text.push(...part.description.split("\n"));
+  const withDefault = parts.find((part) => "default" in part);
+  if (withDefault !== undefined) text.push(`@default ${JSON.stringify(withDefault.default)}`);
   if (text.length === 0) return [];
   const safe = text.map((line) => line.replaceAll("*/", "*\\/"));
   if (safe.length === 1) return [`${indent}/** ${safe[0]} */`];

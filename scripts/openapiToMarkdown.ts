@@ -9,7 +9,7 @@
  * `Error` to `ErrorBody`); nested objects are flattened into `parent.child`
  * rows so every field is one table row.
  */
-import { hasProperties, propertiesOf, requiredOf, schemaAt, typeText, type Schema } from "./openapiSchema.js";
+import { hasProperties, propertiesOf, requiredOf, schemaAt, typeText, unionParts, type Schema } from "./openapiSchema.js";
 
 export const API_DOC_REGENERATE = "npx vitest run test/docs/apiDoc.test.ts -u";
 
@@ -68,7 +68,7 @@ function operationSection(method: string, path: string, operation: Schema): stri
     out.push("", "| Parameter | In | Type | Required | Description |", "|---|---|---|---|---|");
     for (const parameter of parameters) {
       const schema = schemaAt(parameter.schema);
-      const description = joinSentences([String(parameter.description ?? ""), constraints(schema)]);
+      const description = joinSentences([String(parameter.description ?? ""), notes(schema)]);
       out.push(`| \`${String(parameter.name)}\` | ${String(parameter.in)} | ${cell(docType(schema))} | ${parameter.required === true ? "yes" : "no"} | ${cell(description)} |`);
     }
   }
@@ -103,7 +103,7 @@ function fieldRows(schema: Schema, prefix: string): string[] {
   const required = requiredOf(schema);
   return propertiesOf(schema).flatMap(([name, property]) => {
     const path = `${prefix}${name}`;
-    const description = joinSentences([String(property.description ?? ""), constraints(property)]);
+    const description = notes(property);
     const row = `| \`${path}\` | ${cell(docType(property))} | ${required.has(name) ? "yes" : "no"} | ${cell(description)} |`;
     const nested = nestedObject(property);
     return [row, ...(nested === undefined ? [] : fieldRows(nested.schema, `${path}${nested.suffix}`))];
@@ -129,6 +129,11 @@ function docType(schema: Schema): string {
   if (hasProperties(schema)) return "`object`";
   if (schema.type === "array") return `array of ${docType(schemaAt(schema.items))}`;
   return `\`${typeText(schema)}\``;
+}
+
+/** A field's descriptions and constraints, its union members' included (a nullable field keeps them there). */
+function notes(schema: Schema): string {
+  return joinSentences(unionParts(schema).flatMap((part) => [String(part.description ?? ""), constraints(part)]));
 }
 
 function constraints(schema: Schema): string {

@@ -338,7 +338,12 @@ const VARIABLES = {
     integer(1),
     "Compactions one worker runs at once; they wait on the LLM, not the CPU.",
   ),
-  jobAttempts: withDefault("COMPACTD_JOB_ATTEMPTS", "3", integer(1), "Attempts per compaction before it fails."),
+  jobAttempts: withDefault(
+    "COMPACTD_JOB_ATTEMPTS",
+    "3",
+    integer(1),
+    "Attempts per compaction before it fails; at most as many as keep the last retry delay (COMPACTD_JOB_BACKOFF_MS doubled per attempt) within a day: 17 at the default backoff.",
+  ),
   jobBackoffMs: withDefault("COMPACTD_JOB_BACKOFF_MS", "2000", integer(1, HOUR_MS), "First retry delay of a compaction, doubled per attempt; at most 3600000 (an hour)."),
   lockDurationMs: withDefault(
     "COMPACTD_LOCK_DURATION_MS",
@@ -496,14 +501,41 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   }
   if (problems.length > 0) throw new ConfigError(problems);
   const config = values as Config;
+  const combined: ConfigProblem[] = [];
   if (config.callbackMaxBackoffMs < config.callbackBackoffMs) {
-    throw new ConfigError([
-      {
-        variable: "COMPACTD_CALLBACK_MAX_BACKOFF_MS",
-        shown: JSON.stringify(String(config.callbackMaxBackoffMs)),
-        expected: `expected at least COMPACTD_CALLBACK_BACKOFF_MS (${config.callbackBackoffMs})`,
-      },
-    ]);
+    combined.push({
+      variable: "COMPACTD_CALLBACK_MAX_BACKOFF_MS",
+      shown: JSON.stringify(String(config.callbackMaxBackoffMs)),
+      expected: `expected at least COMPACTD_CALLBACK_BACKOFF_MS (${config.callbackBackoffMs})`,
+    });
   }
+  const mostAttempts = mostJobAttempts(config.jobBackoffMs);
+  if (config.jobAttempts > mostAttempts) {
+    combined.push({
+      variable: "COMPACTD_JOB_ATTEMPTS",
+      shown: JSON.stringify(String(config.jobAttempts)),
+      expected: `expected at most ${mostAttempts} with COMPACTD_JOB_BACKOFF_MS=${config.jobBackoffMs}, so the last retry waits at most a day (the backoff doubles per attempt)`,
+    });
+  }
+  if (combined.length > 0) throw new ConfigError(combined);
   return config;
 }
+
+/**
+ * The most compaction attempts whose last retry delay stays within
+ * {@link LONGEST_JOB_RETRY_MS}. BullMQ's exponential backoff waits
+ * `backoffMs × 2^(n−1)` after failed attempt n, so the wait before the last
+ * of `attempts` is `backoffMs × 2^(attempts−2)`: unbounded, a few dozen
+ * attempts leave an agent's job queued for days and overflow the timer.
+ */
+function mostJobAttempts(backoffMs: number): number {
+  let attempts = 2;
+  while (backoffMs * 2 ** (attempts - 1) <= LONGEST_JOB_RETRY_MS) attempts++;
+  return attempts;
+}
+
+/**
+ * Longest wait before a compaction's retry: as long as a callback's longest
+ * (COMPACTD_CALLBACK_MAX_BACKOFF_MS), and well below the 2^31 ms a Node timer keeps.
+ */
+const LONGEST_JOB_RETRY_MS = DAY_MS;

@@ -231,6 +231,17 @@ describe("loadConfig", () => {
     expect(error.message).toContain("at least COMPACTD_CALLBACK_BACKOFF_MS (5000)");
   });
 
+  it("refuses compaction attempts whose last retry would wait beyond a day, naming the variable and the most it may be", () => {
+    // BullMQ waits COMPACTD_JOB_BACKOFF_MS × 2^(n−1) after failed attempt n: before the last of 17 attempts at 2000 ms, 18.2 hours.
+    expect(loadConfig({ COMPACTD_JOB_ATTEMPTS: "17" }).jobAttempts).toBe(17);
+    expect(loadConfig({ COMPACTD_JOB_ATTEMPTS: "6", COMPACTD_JOB_BACKOFF_MS: "3600000" }).jobAttempts).toBe(6);
+    for (const [attempts, backoff, most] of [["18", "2000", 17], ["40", "2000", 17], ["7", "3600000", 6], ["1000000", "1", 28]] as const) {
+      const error = problemsOf({ COMPACTD_JOB_ATTEMPTS: attempts, COMPACTD_JOB_BACKOFF_MS: backoff });
+      expect(error.problems.map((p) => p.variable)).toEqual(["COMPACTD_JOB_ATTEMPTS"]);
+      expect(error.message).toContain(`COMPACTD_JOB_ATTEMPTS="${attempts}": expected at most ${most} with COMPACTD_JOB_BACKOFF_MS=${backoff}`);
+    }
+  });
+
   it("accepts queue prefixes with and without a hash tag but not with a broken one", () => {
     expect(loadConfig({ COMPACTD_QUEUE_PREFIX: "app:{compactd}" }).queuePrefix).toBe("app:{compactd}");
     expect(loadConfig({ COMPACTD_QUEUE_PREFIX: "compactd" }).queuePrefix).toBe("compactd");

@@ -22,14 +22,14 @@ export interface RunningApi extends RunningProcess {
 }
 
 export async function runApi(config: Config, deps: ApiDeps = {}, host = "0.0.0.0"): Promise<RunningApi> {
-  const shutdown = shutdownDeadline(config.shutdownTimeoutMs);
+  const shutdown = deps.shutdown ?? shutdownDeadline(config.shutdownTimeoutMs);
   const app = await buildApp(config, { logger: loggerOptions("api", config.logLevel), ...deps, shutdown });
   // Before listening, so that no request waits for the tokenizer's table (intake threads load their own: OPERATIONS.md, "Intake threads").
   app.log.info(prepareTokenCounter(), "token counter ready");
   await app.listen({ port: config.port, host });
   const address = app.server.address();
   const port = typeof address === "object" && address !== null ? address.port : config.port;
-  let closing: Promise<readonly string[]> | undefined;
+  let closing: Promise<void> | undefined;
   return {
     port,
     app,
@@ -41,7 +41,6 @@ export async function runApi(config: Config, deps: ApiDeps = {}, host = "0.0.0.0
         const appClosed = app.close();
         await shutdown.step("HTTP requests in flight", serverClosed, () => app.server.closeAllConnections());
         await appClosed;
-        return shutdown.abandoned();
       })();
       return closing;
     },

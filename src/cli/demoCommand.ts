@@ -28,6 +28,7 @@ import { ConfigError, loadConfig, type Config } from "../config.js";
 import { createMetrics } from "../metrics/metrics.js";
 import { closeRedisConnection, createRedisConnection } from "../queue/redisConnection.js";
 import { deleteKeysUnder } from "../queue/deleteKeys.js";
+import { shutdownDeadline } from "../queue/shutdownDeadline.js";
 import { createLogger } from "../telemetry/logger.js";
 import { runWorker } from "../worker/runWorker.js";
 import type { CommandOutput } from "./commandOutput.js";
@@ -82,8 +83,10 @@ export async function runDemo(directory: string | undefined, io: Io, output: Com
   const metrics = createMetrics();
   // The worker's JSON log would bury the table: only its warnings and errors, on stderr.
   const logger = createLogger("worker", "warn", io.stderr);
-  const worker = await runWorker(config, { metrics, serveMetrics: false, logger, onError: (error) => say(`worker: ${error.message}`) });
-  const api = await runApi(config, { metrics, logger: false }, "127.0.0.1");
+  // One shutdown deadline for both, as `dev` has: closed one after the other, a deadline each would double the wait.
+  const shutdown = shutdownDeadline(config.shutdownTimeoutMs);
+  const worker = await runWorker(config, { metrics, serveMetrics: false, logger, onError: (error) => say(`worker: ${error.message}`), shutdown });
+  const api = await runApi(config, { metrics, logger: false, shutdown }, "127.0.0.1");
   try {
     const base = `http://127.0.0.1:${api.port}`;
     say(`API ${base}, a worker, and a webhook receiver on ${receiver.url}; ${conversations.length} conversations, window ${DEMO_CONTEXT_WINDOW} tokens`);

@@ -14,6 +14,7 @@ import { runApi } from "../api/runApi.js";
 import { ConfigError, loadConfig, withoutCredentials, type Config } from "../config.js";
 import { createMetrics } from "../metrics/metrics.js";
 import type { RunningProcess } from "../queue/runningProcess.js";
+import { shutdownDeadline } from "../queue/shutdownDeadline.js";
 import { startTracing } from "../telemetry/tracing.js";
 import { runWorker } from "../worker/runWorker.js";
 import type { Io } from "./compactCommand.js";
@@ -42,6 +43,9 @@ export interface ServiceOptions {
 export async function runService(kind: ServiceKind, io: Io, options: ServiceOptions = {}): Promise<number> {
   let config = serviceConfig(kind, io);
   const running: RunningProcess[] = [];
+  // One deadline for the whole process: `dev` closes its API and then its
+  // worker, and a deadline each would let the shutdown take twice the timeout.
+  const shutdown = shutdownDeadline(config.shutdownTimeoutMs);
   const log = (line: string) => io.stderr.write(`compactd ${kind}: ${line}\n`);
   let redis: LocalRedis | undefined;
   // Before any queue exists: BullMQ's telemetry is given to queues as they are made.
@@ -57,20 +61,20 @@ export async function runService(kind: ServiceKind, io: Io, options: ServiceOpti
         log(sharedRedisLine(config));
       }
       const metrics = createMetrics();
-      const worker = await runWorker(config, { metrics, serveMetrics: false });
+      const worker = await runWorker(config, { metrics, serveMetrics: false, shutdown });
       running.push(worker);
       const host = options.host ?? "127.0.0.1";
-      const api = await runApi(config, { metrics }, host);
+      const api = await runApi(config, { metrics, shutdown }, host);
       running.push(api);
       log(`API and worker on http://${urlHost(host)}:${api.port} (Bearer ${config.apiKeys[0]!.key})`);
     } else if (kind === "serve") {
       log(sharedRedisLine(config));
-      const api = await runApi(config);
+      const api = await runApi(config, { shutdown });
       running.push(api);
       log(`API listening on port ${api.port}`);
     } else {
       log(sharedRedisLine(config));
-      const worker = await runWorker(config);
+      const worker = await runWorker(config, { shutdown });
       running.push(worker);
       log(`worker consuming; metrics on port ${worker.metricsPort ?? "off"}`);
     }
@@ -78,12 +82,12 @@ export async function runService(kind: ServiceKind, io: Io, options: ServiceOpti
     log("shutting down");
     return EXIT.compacted;
   } finally {
+    shutdown.begin();
     // Close in reverse order: the API stops taking requests before the worker stops taking jobs.
-    for (const started of running.reverse()) {
-      const abandoned = await started.close();
-      // Said rather than hidden: a shutdown that gave up on something (Redis unreachable, a request that would not end) is why work may be retried elsewhere.
-      if (abandoned.length > 0) log(`abandoned at the shutdown deadline (COMPACTD_SHUTDOWN_TIMEOUT_MS=${config.shutdownTimeoutMs}): ${abandoned.join(", ")}`);
-    }
+    for (const started of running.reverse()) await started.close();
+    // Said rather than hidden: a shutdown that gave up on something (Redis unreachable, a request that would not end) is why work may be retried elsewhere.
+    const abandoned = shutdown.abandoned();
+    if (abandoned.length > 0) log(`abandoned at the shutdown deadline (COMPACTD_SHUTDOWN_TIMEOUT_MS=${config.shutdownTimeoutMs}): ${abandoned.join(", ")}`);
     await redis?.stop();
     await tracing?.shutdown();
     // Everything is closed; a connection the libraries still hold (Redis gone

@@ -55,6 +55,7 @@ export interface Result {
     cause: "error" | "stalled" | "rejected" | "overflow" | "truncated" | "unfinished" | "refused" | "empty";
     message: string;
   })[];
+  /** The `message`s of `degradation`, joined with `; `; null when not degraded. */
   degradedReason: string | null;
   /** Which summarizer wrote the summary: the LLM summarizer's name (`anthropic`), or `offline` when the offline summarizer wrote any part of it, by choice (no API key) or as the fallback (then `degraded` is true). */
   summarizer: string;

@@ -8,8 +8,9 @@ export interface RunningProcess {
   /**
    * Stops taking work, finishes or hands back what is in progress, and
    * releases every connection, within COMPACTD_SHUTDOWN_TIMEOUT_MS
-   * (shutdownDeadline.ts). Resolves with the close steps it abandoned at that
-   * deadline (empty when everything closed), for the CLI to report.
+   * (shutdownDeadline.ts). The steps it abandoned at that deadline are
+   * recorded by the deadline, which the CLI gives each part and reports from
+   * once: `compactd dev` closes two parts under one.
    */
-  close(): Promise<readonly string[]>;
+  close(): Promise<void>;
 }

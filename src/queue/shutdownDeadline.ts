@@ -1,6 +1,8 @@
 /**
  * A process's shutdown against one deadline, `COMPACTD_SHUTDOWN_TIMEOUT_MS`
- * from the moment it begins.
+ * from the moment it begins. One per process, not per part: `compactd dev`
+ * closes its API and then its worker, and each with a deadline of its own
+ * would make the process take twice the timeout.
  *
  * Why: a close step waits on its peer, and a peer can be gone for good. A
  * Redis whose host vanished or whose network was cut leaves its connections
@@ -26,6 +28,12 @@ export interface ShutdownDeadline {
   /** Starts the clock (the first call does; later ones change nothing). Every step starts it too. */
   begin(): void;
   /**
+   * The wall-clock time the deadline ends (starting the clock if need be): a
+   * part closing after another, under the same deadline, plans its steps by
+   * what is left rather than by the whole timeout.
+   */
+  endsAt(): number;
+  /**
    * Waits for `closing` until the deadline (begun past it, until the grace
    * after it ends). If it has not settled by then, calls `force` (waiting for
    * it at most the grace), records `name` as abandoned and answers false. A
@@ -43,6 +51,7 @@ export function shutdownDeadline(timeoutMs: number): ShutdownDeadline {
   const endsAt = (): number => (deadline ??= Date.now() + timeoutMs);
   return {
     begin: () => void endsAt(),
+    endsAt,
     async step(name, closing, force) {
       const end = Date.now() < endsAt() ? endsAt() : endsAt() + GRACE_MS;
       if (await settledBy(closing, end)) return true;

@@ -26,7 +26,7 @@ import { openQueueStores } from "../queue/queueStores.js";
 import { closeRedisConnection, createRedisConnection, redisEndpointOf } from "../queue/redisConnection.js";
 import { probeShards } from "../queue/redisReadiness.js";
 import type { RunningProcess } from "../queue/runningProcess.js";
-import { settledBy, shutdownDeadline } from "../queue/shutdownDeadline.js";
+import { settledBy, shutdownDeadline, type ShutdownDeadline } from "../queue/shutdownDeadline.js";
 import { createCallbackQueue } from "../webhooks/callbackQueue.js";
 import { createCallbackSender } from "../webhooks/callbackSender.js";
 import { createCallbackWorker } from "../webhooks/callbackWorker.js";
@@ -46,6 +46,8 @@ export interface WorkerOptions {
   readonly onError?: (error: Error) => void;
   /** JSON log lines; default stdout at COMPACTD_LOG_LEVEL. */
   readonly logger?: Logger;
+  /** The process's shutdown deadline, shared with the API in `compactd dev`; a deadline of its own otherwise. */
+  readonly shutdown?: ShutdownDeadline;
 }
 
 export interface RunningWorker extends RunningProcess {
@@ -152,7 +154,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     queues: [...compactionQueues.shards, callbackQueue],
   });
 
-  let closing: Promise<readonly string[]> | undefined;
+  let closing: Promise<void> | undefined;
   const consuming = (): boolean => closing === undefined && workers.every((worker) => worker.isRunning() && !worker.isPaused());
   let server: MetricsServer | undefined;
   if (options.serveMetrics !== false) {
@@ -170,10 +172,11 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
   }
 
   const connections = { commands: redis, "compaction worker": workerConnection, "callback worker": callbackConnection, subscriber };
-  const shutdown = async (): Promise<readonly string[]> => {
-    const deadline = shutdownDeadline(config.shutdownTimeoutMs);
-    deadline.begin();
-    const finishBy = Date.now() + config.shutdownTimeoutMs * FINISH_SHARE;
+  const shutdown = async (): Promise<void> => {
+    const deadline = options.shutdown ?? shutdownDeadline(config.shutdownTimeoutMs);
+    // Counted from the shutdown's start: under a deadline shared with the API
+    // (dev), jobs kept running while it closed, and what is left is for handing back.
+    const finishBy = deadline.endsAt() - config.shutdownTimeoutMs * (1 - FINISH_SHARE);
     const workersClosed = Promise.all(workers.map((worker) => worker.close()));
     const callbacksClosed = callbackWorker.close();
     // Active compactions get most of the deadline to finish; then the rest are
@@ -202,7 +205,6 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
         deadline.step(`Redis connection (${name})`, closeRedisConnection(connection), () => connection.disconnect()),
       ),
     );
-    return deadline.abandoned();
   };
 
   return {

@@ -1,5 +1,5 @@
 /**
- * `compactd serve` and `compactd worker` told to stop (SIGTERM) while their
+ * `compactd serve`, `compactd worker` and `compactd dev` told to stop (SIGTERM) while their
  * Redis is gone: frozen (connections open, nothing answers, as when its host
  * vanished or the network was cut) or killed. Each must still exit, after at
  * most COMPACTD_SHUTDOWN_TIMEOUT_MS per close step rather than when
@@ -7,7 +7,9 @@
  * Each runs on a redis-server of the test's own (the shared one is never
  * stopped) and on the build (`npm run build` first when run alone).
  */
+import { spawn, type ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
+import { conversation, reactTurn } from "../helpers/conversations.js";
 import { startApiProcess } from "../helpers/apiProcess.js";
 import { startFakeAnthropic } from "../helpers/fakeAnthropic.js";
 import { freePort } from "../helpers/freePort.js";
@@ -15,7 +17,8 @@ import { startPrivateRedis, type PrivateRedis } from "../helpers/privateRedis.js
 import { serviceConfig } from "../helpers/serviceConfig.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 import { startWorkerProcess } from "../helpers/workerProcess.js";
-import type { ChildProcess } from "node:child_process";
+import { cliPath } from "../helpers/runCli.js";
+import { repoRoot } from "../helpers/repoRoot.js";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -95,3 +98,43 @@ describe.each(WAYS_TO_LOSE_REDIS)("with its Redis %s", (_how, loseRedis, abandon
     expectAbandoned(stderr, "worker", abandoned.worker);
   }, 60_000);
 });
+
+/**
+ * `dev` closes its API, then its worker. Each used to start a deadline of its
+ * own, so a shutdown both had to give up on took twice
+ * COMPACTD_SHUTDOWN_TIMEOUT_MS, and said what it abandoned in two lines. One
+ * deadline covers both: what either abandoned is recorded by it and said in
+ * one line. Here the API holds a `?wait` request for a job whose summary
+ * never comes, the worker that job, and Redis is frozen.
+ */
+it("compactd dev with a request and a job in flight exits 0 on SIGTERM, its API and worker closing under one deadline", async () => {
+  const redis = await redisServer();
+  const fake = await startFakeAnthropic({ script: () => ({ kind: "silent" }) });
+  cleanups.push(() => fake.close());
+  const port = await freePort();
+  const env = { ...process.env, ...SHUTDOWN_ENV, REDIS_URL: redis.url, ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: fake.url, COMPACTD_API_KEYS: "" };
+  const child = spawn(process.execPath, [cliPath, "dev"], { cwd: repoRoot, env: { ...env, PORT: String(port) } });
+  killOnCleanup(child);
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on("close", resolve));
+  await waitUntil(() => stderr.includes("API and worker on"), "compactd dev has started", 60_000);
+  const base = `http://127.0.0.1:${port}`;
+  const headers = { authorization: "Bearer dev", "content-type": "application/json" };
+  const messages = conversation(...Array.from({ length: 4 }, () => reactTurn({ rounds: 4, toolResultChars: 3_000 })));
+  const created = await fetch(`${base}/v1/compactions`, { method: "POST", headers, body: JSON.stringify({ messages, contextWindow: 20_000 }) });
+  const { id } = (await created.json()) as { id: string };
+  // Sent before the worker has even called the model, so it is held well before the SIGTERM.
+  const waiting = fetch(`${base}/v1/compactions/${id}?wait=60`, { headers }).catch(() => undefined);
+  await waitUntil(() => fake.requests.length > 0, "the worker is summarizing");
+
+  redis.freeze();
+  child.kill("SIGTERM");
+
+  expect(await exited).toBe(0);
+  await waiting;
+  const lines = stderr.match(/^compactd dev: abandoned at the shutdown deadline \(COMPACTD_SHUTDOWN_TIMEOUT_MS=1000\): .*$/gm) ?? [];
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toContain("HTTP requests in flight");
+  expect(lines[0]).toContain("compaction workers (their jobs in progress)");
+}, 60_000);

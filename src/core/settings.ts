@@ -87,8 +87,9 @@ export type BudgetOverrides = Pick<SettingsInput, "reserveTokens" | "keepRecentT
  * the threshold within a round or two, which is the compaction loop again.
  *
  * Throws a TypeError naming the field (`settings.stallTimeoutMs`) for a
- * number that is negative, fractional or not finite, or a stall timeout
- * above {@link MAX_SUMMARIZATION_STALL_TIMEOUT_MS}.
+ * number that is negative, fractional or not finite, a stall timeout above
+ * {@link MAX_SUMMARIZATION_STALL_TIMEOUT_MS}, or an `enabled` that is not a
+ * boolean.
  */
 export function normalizeSettings(input: SettingsInput = {}): Settings {
   const contextWindow = wholeOr(input, "contextWindow", 0);
@@ -99,7 +100,7 @@ export function normalizeSettings(input: SettingsInput = {}): Settings {
     if (keepRecentTokens > quarterOfUsable) keepRecentTokens = Math.max(quarterOfUsable, 1);
   }
   return {
-    enabled: input.enabled ?? true,
+    enabled: flagOr(input, "enabled", true),
     contextWindow,
     reserveTokens,
     keepRecentTokens,
@@ -170,8 +171,20 @@ function wholeOr(input: SettingsInput, field: NumericSetting, fallback: number, 
   if (value === undefined || value === 0) return fallback;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > most) {
     const unit = field === "stallTimeoutMs" ? "milliseconds" : "tokens";
-    const got = typeof value === "string" ? JSON.stringify(value) : String(value);
-    throw new TypeError(`settings.${field} must be a whole number of ${unit} from 0 to ${most}, got ${got}`);
+    throw new TypeError(`settings.${field} must be a whole number of ${unit} from 0 to ${most}, got ${shown(value)}`);
   }
   return value;
+}
+
+/** The flag `field` of `input`, or the fallback when absent. A string "false" is truthy, so anything but a boolean is refused. */
+function flagOr(input: SettingsInput, field: "enabled", fallback: boolean): boolean {
+  const value: unknown = input[field];
+  if (value === undefined) return fallback;
+  if (typeof value !== "boolean") throw new TypeError(`settings.${field} must be true or false, got ${shown(value)}`);
+  return value;
+}
+
+/** A refused value as the error shows it: a string quoted, so `"2000"` is told apart from 2000. */
+function shown(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value) : String(value);
 }

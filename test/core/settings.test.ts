@@ -98,6 +98,13 @@ describe("settings", () => {
     }
   });
 
+  it("refuses an enabled flag that is not a boolean, rather than read the string \"false\" as on", () => {
+    expect(() => normalizeSettings({ contextWindow: 200_000, enabled: "false" as unknown as boolean })).toThrow(
+      new TypeError('settings.enabled must be true or false, got "false"'),
+    );
+    expect(normalizeSettings({ contextWindow: 200_000, enabled: false }).enabled).toBe(false);
+  });
+
   it("refuses createCompactor's settings the same way", () => {
     expect(() => createCompactor({ settings: { contextWindow: 200_000, stallTimeoutMs: 2 ** 31 }, summarizer: scriptedSummarizer() })).toThrow(TypeError);
   });

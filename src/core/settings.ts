@@ -21,7 +21,7 @@ export const DEFAULT_RESERVE_TOKENS = 16_384;
 export const DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS = 120_000;
 
 /**
- * The longest stall timeout the API and the CLI take: an hour. A stream
+ * The longest stall timeout the core, the API and the CLI take: an hour. A stream
  * silent that long is dead, and the agent waiting on it would rather have a
  * degraded summary; far longer ones are typos (and past 2^31 ms no timer
  * holds them, see timerDelay.ts).
@@ -85,22 +85,27 @@ export type BudgetOverrides = Pick<SettingsInput, "reserveTokens" | "keepRecentT
  * Keep-recent is lowered to a quarter of the usable window when it is larger:
  * keeping half the window verbatim would put the compacted context back over
  * the threshold within a round or two, which is the compaction loop again.
+ *
+ * Throws a TypeError naming the field (`settings.stallTimeoutMs`) for a
+ * number that is negative, fractional or not finite, a stall timeout above
+ * {@link MAX_SUMMARIZATION_STALL_TIMEOUT_MS}, or an `enabled` that is not a
+ * boolean.
  */
 export function normalizeSettings(input: SettingsInput = {}): Settings {
-  const contextWindow = positiveOr(input.contextWindow, 0);
-  const reserveTokens = positiveOr(input.reserveTokens, DEFAULT_RESERVE_TOKENS);
-  let keepRecentTokens = positiveOr(input.keepRecentTokens, DEFAULT_KEEP_RECENT_TOKENS);
+  const contextWindow = wholeOr(input, "contextWindow", 0);
+  const reserveTokens = wholeOr(input, "reserveTokens", DEFAULT_RESERVE_TOKENS);
+  let keepRecentTokens = wholeOr(input, "keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS);
   if (contextWindow > 0) {
     const quarterOfUsable = Math.floor((contextWindow - reserveTokens) / 4);
     if (keepRecentTokens > quarterOfUsable) keepRecentTokens = Math.max(quarterOfUsable, 1);
   }
   return {
-    enabled: input.enabled ?? true,
+    enabled: flagOr(input, "enabled", true),
     contextWindow,
     reserveTokens,
     keepRecentTokens,
-    maxSummaryTokens: positiveOr(input.maxSummaryTokens, 0),
-    stallTimeoutMs: positiveOr(input.stallTimeoutMs, DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS),
+    maxSummaryTokens: wholeOr(input, "maxSummaryTokens", 0),
+    stallTimeoutMs: wholeOr(input, "stallTimeoutMs", DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS, MAX_SUMMARIZATION_STALL_TIMEOUT_MS),
   };
 }
 
@@ -152,8 +157,34 @@ export function summarizerInputBudget(
   return Math.max(Math.floor(room * SUMMARIZER_INPUT_SAFETY), 0);
 }
 
-/** A whole positive number, or the fallback for absent, zero, negative or non-finite input. */
-function positiveOr(value: number | undefined, fallback: number): number {
-  return value !== undefined && Number.isFinite(value) && value > 0 ? Math.floor(value) : fallback;
+type NumericSetting = "contextWindow" | "reserveTokens" | "keepRecentTokens" | "maxSummaryTokens" | "stallTimeoutMs";
+
+/**
+ * The setting `field` of `input`, or the fallback when it is absent or zero
+ * (zero is how callers say "unset"). Anything else but a whole number from 0
+ * to `most` is refused, naming the field: a library caller gets no schema,
+ * and a NaN or a typo'd timeout silently replaced by a default (or, past 2^31
+ * ms, capped by the timer) is a setting the caller believes and never had.
+ */
+function wholeOr(input: SettingsInput, field: NumericSetting, fallback: number, most = Number.MAX_SAFE_INTEGER): number {
+  const value: unknown = input[field];
+  if (value === undefined || value === 0) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > most) {
+    const unit = field === "stallTimeoutMs" ? "milliseconds" : "tokens";
+    throw new TypeError(`settings.${field} must be a whole number of ${unit} from 0 to ${most}, got ${shown(value)}`);
+  }
+  return value;
 }
 
+/** The flag `field` of `input`, or the fallback when absent. A string "false" is truthy, so anything but a boolean is refused. */
+function flagOr(input: SettingsInput, field: "enabled", fallback: boolean): boolean {
+  const value: unknown = input[field];
+  if (value === undefined) return fallback;
+  if (typeof value !== "boolean") throw new TypeError(`settings.${field} must be true or false, got ${shown(value)}`);
+  return value;
+}
+
+/** A refused value as the error shows it: a string quoted, so `"2000"` is told apart from 2000. */
+function shown(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value) : String(value);
+}

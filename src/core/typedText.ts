@@ -34,11 +34,12 @@ const TYPED_AFTER_KEY = [
   { element: /<bash-input>([\s\S]*?)<\/bash-input>/, key: "!" },
   { element: /<user-memory-input>([\s\S]*?)<\/user-memory-input>/, key: "# " },
 ];
-const ELEMENT = /<([\w-]+)(?:\s[^>]*)?>[\s\S]*?<\/\1>/g;
 /**
- * The elements Claude Code writes in the user's name. Only a message made of
- * these is the harness's: markup the user pasted (`<div>…</div>`, an SVG) is
- * made of other elements and is what the user asked about.
+ * The elements Claude Code writes in the user's name. It puts them in the
+ * same text block as what the user typed (a `<system-reminder>` after the
+ * user's words), so they are cut out wherever they stand and the rest is the
+ * user's. Markup the user pasted (`<div>…</div>`, an SVG) is made of other
+ * elements and is what the user asked about.
  */
 const HARNESS_ELEMENTS: ReadonlySet<string> = new Set([
   "bash-input",
@@ -56,6 +57,8 @@ const HARNESS_ELEMENTS: ReadonlySet<string> = new Set([
   "user-memory-input",
   "user-prompt-submit-hook",
 ]);
+/** Any one of {@link HARNESS_ELEMENTS}, with what it holds. */
+const HARNESS_ELEMENT = new RegExp(`<(${[...HARNESS_ELEMENTS].join("|")})(?:\\s[^>]*)?>[\\s\\S]*?<\\/\\1>`, "g");
 
 /**
  * The text the user typed in `message`, its text blocks joined; empty when
@@ -74,10 +77,22 @@ export function typedTextOf(message: Message): string {
   return typed.join("\n");
 }
 
+/**
+ * What the user typed in one text block: the block less the harness's
+ * elements, and the command the user typed when the elements hold one. A
+ * block the harness wrote whole, or that holds nothing else, gives nothing.
+ */
 function typedPart(text: string): string {
-  if (INTERRUPTION.test(text) || HARNESS_OPENING.test(text)) return "";
-  if (!isHarnessMarkup(text)) return text;
-  return slashCommandOf(text) ?? typedAfterKeyOf(text) ?? "";
+  if (isHarnessText(text)) return "";
+  const words = text.replace(HARNESS_ELEMENT, "").trim();
+  if (isHarnessText(words)) return "";
+  const command = slashCommandOf(text) ?? typedAfterKeyOf(text);
+  return [command, words].filter((part) => part !== undefined && part !== "").join("\n");
+}
+
+/** Whether `text` is an interruption marker or opens as text the harness writes whole. */
+function isHarnessText(text: string): boolean {
+  return INTERRUPTION.test(text) || HARNESS_OPENING.test(text);
 }
 
 /** A slash command from Claude Code's tags, as the user typed it: `/name args`. */
@@ -100,11 +115,4 @@ function typedAfterKeyOf(markup: string): string | undefined {
     if (typed !== undefined && typed !== "") return `${key}${typed}`;
   }
   return undefined;
-}
-
-/** Whether `text` is nothing but the harness's elements (see {@link HARNESS_ELEMENTS}). */
-function isHarnessMarkup(text: string): boolean {
-  if (!text.startsWith("<")) return false;
-  for (const [, name] of text.matchAll(ELEMENT)) if (!HARNESS_ELEMENTS.has(name!)) return false;
-  return text.replace(ELEMENT, "").trim() === "";
 }

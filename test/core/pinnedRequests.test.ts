@@ -92,6 +92,23 @@ describe("userRequestsOf", () => {
     expect(found.map((r) => r.text)).toEqual([pasted, "<svg><path d=\"M0 0L10 10\"/></svg>"]);
   });
 
+  it("takes only what the user typed from a block that also carries the harness's elements", () => {
+    const reminder = "<system-reminder>\nThe TodoWrite tool hasn't been used recently. Consider using it.\n</system-reminder>";
+    const hook = '<user-prompt-submit-hook type="lint">eslint: 0 problems</user-prompt-submit-hook>';
+    const found = requests([
+      `Fix the flaky login test, do not touch the fixtures.\n\n${reminder}`,
+      `${reminder}\nUse the staging database.\n${hook}`,
+      `${reminder}\n${hook}`,
+      `<div class="note">keep</div>\n${reminder}`,
+      `${reminder}\n[Request interrupted by user]`,
+    ]);
+    expect(found.map((r) => r.text)).toEqual([
+      "Fix the flaky login test, do not touch the fixtures.",
+      "Use the staging database.",
+      '<div class="note">keep</div>',
+    ]);
+  });
+
   it("takes a note the user typed with `#` for the agent's memory as `# note`", () => {
     expect(requests(["<user-memory-input>Always use pnpm, never npm.</user-memory-input>"]).map((r) => r.text)).toEqual(["# Always use pnpm, never npm."]);
   });

@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
+import { createCompactor } from "../../src/core/compactor.js";
+import { scriptedSummarizer } from "../helpers/scriptedSummarizer.js";
 import {
   DEFAULT_KEEP_RECENT_TOKENS,
   DEFAULT_RESERVE_TOKENS,
   DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS,
+  MAX_SUMMARIZATION_STALL_TIMEOUT_MS,
   normalizeSettings,
   shouldCompact,
   summarizerInputBudget,
@@ -68,10 +71,41 @@ describe("settings", () => {
     expect(summarizerInputBudget(s, 100_000, 1_000, 0)).toBe(0);
   });
 
-  it("treats zero, negative and non-finite numbers as unset", () => {
-    const s = normalizeSettings({ contextWindow: 200_000, reserveTokens: -1, keepRecentTokens: Number.NaN, stallTimeoutMs: 0 });
+  it("treats zero as unset", () => {
+    const s = normalizeSettings({ contextWindow: 200_000, reserveTokens: 0, keepRecentTokens: 0, maxSummaryTokens: 0, stallTimeoutMs: 0 });
     expect(s.reserveTokens).toBe(DEFAULT_RESERVE_TOKENS);
     expect(s.keepRecentTokens).toBe(DEFAULT_KEEP_RECENT_TOKENS);
+    expect(s.maxSummaryTokens).toBe(0);
     expect(s.stallTimeoutMs).toBe(DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS);
+    expect(normalizeSettings({ contextWindow: 0 }).contextWindow).toBe(0);
+  });
+
+  it("refuses a stall timeout above the one the API and the CLI take, naming the field", () => {
+    expect(normalizeSettings({ stallTimeoutMs: MAX_SUMMARIZATION_STALL_TIMEOUT_MS }).stallTimeoutMs).toBe(MAX_SUMMARIZATION_STALL_TIMEOUT_MS);
+    expect(() => normalizeSettings({ stallTimeoutMs: MAX_SUMMARIZATION_STALL_TIMEOUT_MS + 1 })).toThrow(
+      new TypeError(`settings.stallTimeoutMs must be a whole number of milliseconds from 0 to ${MAX_SUMMARIZATION_STALL_TIMEOUT_MS}, got ${MAX_SUMMARIZATION_STALL_TIMEOUT_MS + 1}`),
+    );
+  });
+
+  it("refuses a negative, non-finite or fractional number in any numeric setting, naming the field", () => {
+    const fields = ["contextWindow", "reserveTokens", "keepRecentTokens", "maxSummaryTokens", "stallTimeoutMs"] as const;
+    for (const field of fields) {
+      for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, 1.5, "2000" as unknown as number]) {
+        expect(() => normalizeSettings({ contextWindow: 200_000, [field]: bad }), `${field}: ${String(bad)}`).toThrow(
+          new RegExp(`^settings\\.${field} must be a whole number`),
+        );
+      }
+    }
+  });
+
+  it("refuses an enabled flag that is not a boolean, rather than read the string \"false\" as on", () => {
+    expect(() => normalizeSettings({ contextWindow: 200_000, enabled: "false" as unknown as boolean })).toThrow(
+      new TypeError('settings.enabled must be true or false, got "false"'),
+    );
+    expect(normalizeSettings({ contextWindow: 200_000, enabled: false }).enabled).toBe(false);
+  });
+
+  it("refuses createCompactor's settings the same way", () => {
+    expect(() => createCompactor({ settings: { contextWindow: 200_000, stallTimeoutMs: 2 ** 31 }, summarizer: scriptedSummarizer() })).toThrow(TypeError);
   });
 });

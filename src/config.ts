@@ -60,10 +60,12 @@ function integer(min: number, max = Number.MAX_SAFE_INTEGER): z.ZodType<number, 
   });
 }
 
-const positiveNumber: z.ZodType<number, string> = z.string().transform((raw, ctx) => {
-  const value = /^\s*\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : Number.NaN;
-  return Number.isFinite(value) && value > 0 ? value : fail(ctx, "expected a positive number");
-});
+function positiveNumber(max: number): z.ZodType<number, string> {
+  return z.string().transform((raw, ctx) => {
+    const value = /^\s*\d+(\.\d+)?\s*$/.test(raw) ? Number(raw) : Number.NaN;
+    return Number.isFinite(value) && value > 0 && value <= max ? value : fail(ctx, `expected a positive number of at most ${max}`);
+  });
+}
 
 function url(schemes: readonly string[]): z.ZodType<string, string> {
   const expected = `expected a URL starting with ${schemes.map((s) => `${s}//`).join(" or ")}`;
@@ -228,6 +230,31 @@ const TEN_MINUTES_MS = 600_000;
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
+/**
+ * Upper bounds of how long things are kept or retried. A month: a receiver or
+ * a client away over a long holiday is still served, while an extra digit
+ * (240000 hours for 24) would otherwise keep retrying a dead callback, or keep
+ * results in Redis, for decades.
+ */
+const MONTH_HOURS = 720;
+const MONTH_SECONDS = MONTH_HOURS * 3600;
+
+/**
+ * Upper bounds of counts and sizes: each far beyond what one process or one
+ * request sensibly takes, so a larger value is a typo that would otherwise
+ * open the process to more concurrent calls, held requests or memory than any
+ * machine has, surfacing as an outage instead of a start-up message.
+ */
+const MOST_CONCURRENCY = 1000;
+const MOST_STALLED_COUNT = 100;
+/** A body is read into one string, and V8 strings end at about 512 MiB. */
+const MOST_BODY_BYTES = 512 * MIB;
+const MOST_INTAKE_BYTES = 16 * 1024 * MIB;
+const MOST_INTAKES = 10_000;
+const MOST_WAITERS = 100_000;
+const MOST_BACKLOG = 10_000_000;
+const MOST_BATCH_ITEMS = 10_000;
+
 const VARIABLES = {
   redisUrl: withDefault(
     "REDIS_URL",
@@ -335,8 +362,8 @@ const VARIABLES = {
   workerConcurrency: withDefault(
     "WORKER_CONCURRENCY",
     "50",
-    integer(1),
-    "Compactions one worker runs at once; they wait on the LLM, not the CPU.",
+    integer(1, MOST_CONCURRENCY),
+    `Compactions one worker runs at once; they wait on the LLM, not the CPU; at most ${MOST_CONCURRENCY}.`,
   ),
   jobAttempts: withDefault(
     "COMPACTD_JOB_ATTEMPTS",
@@ -355,10 +382,15 @@ const VARIABLES = {
   maxStalledCount: withDefault(
     "COMPACTD_MAX_STALLED_COUNT",
     "3",
-    integer(1),
-    "Times a job may be taken over after a crash before it fails.",
+    integer(1, MOST_STALLED_COUNT),
+    `Times a job may be taken over after a crash before it fails; at most ${MOST_STALLED_COUNT}.`,
   ),
-  resultTtlSeconds: withDefault("COMPACTD_RESULT_TTL_SECONDS", "86400", integer(1), "How long finished jobs and their results are kept."),
+  resultTtlSeconds: withDefault(
+    "COMPACTD_RESULT_TTL_SECONDS",
+    "86400",
+    integer(1, MONTH_SECONDS),
+    `How long finished jobs and their results are kept; at most ${MONTH_SECONDS} (30 days).`,
+  ),
   resultEncoding: withDefault(
     "COMPACTD_RESULT_ENCODING",
     "base64",
@@ -368,21 +400,21 @@ const VARIABLES = {
   bodyLimitBytes: withDefault(
     "COMPACTD_BODY_LIMIT_BYTES",
     String(20 * MIB),
-    integer(1),
-    "Largest request body (a compressed one as it decompresses); larger ones get 413.",
+    integer(1, MOST_BODY_BYTES),
+    `Largest request body (a compressed one as it decompresses); larger ones get 413; at most ${MOST_BODY_BYTES} (512 MiB).`,
     { documentedDefault: `${20 * MIB} (20 MiB)` },
   ),
   maxIntakes: withDefault(
     "COMPACTD_MAX_INTAKES",
     "64",
-    integer(1),
-    "Requests one API process reads and checks at once; more get 503 with Retry-After before their body is read.",
+    integer(1, MOST_INTAKES),
+    `Requests one API process reads and checks at once; more get 503 with Retry-After before their body is read; at most ${MOST_INTAKES}.`,
   ),
   maxIntakeBytes: withDefault(
     "COMPACTD_MAX_INTAKE_BYTES",
     String(128 * MIB),
-    integer(1),
-    "Body bytes one API process takes in at once (a body without Content-Length counts as the body limit, a compressed one as it decompresses); more get 503.",
+    integer(1, MOST_INTAKE_BYTES),
+    `Body bytes one API process takes in at once (a body without Content-Length counts as the body limit, a compressed one as it decompresses); more get 503; at most ${MOST_INTAKE_BYTES} (16 GiB).`,
     { documentedDefault: `${128 * MIB} (128 MiB)` },
   ),
   intakeThreads: withDefault(
@@ -407,11 +439,21 @@ const VARIABLES = {
   maxWaiters: withDefault(
     "COMPACTD_MAX_WAITERS",
     "1000",
-    integer(1),
-    "Requests one API process holds with ?wait at once; beyond it a request is answered at once with the job as it is.",
+    integer(1, MOST_WAITERS),
+    `Requests one API process holds with ?wait at once; beyond it a request is answered at once with the job as it is; at most ${MOST_WAITERS}.`,
   ),
-  maxBacklog: withDefault("COMPACTD_MAX_BACKLOG", "10000", integer(1), "Queued jobs beyond which submissions get 429."),
-  maxBatchItems: withDefault("COMPACTD_MAX_BATCH_ITEMS", "100", integer(1), "Most items in one batch request."),
+  maxBacklog: withDefault(
+    "COMPACTD_MAX_BACKLOG",
+    "10000",
+    integer(1, MOST_BACKLOG),
+    `Queued jobs beyond which submissions get 429; at most ${MOST_BACKLOG}.`,
+  ),
+  maxBatchItems: withDefault(
+    "COMPACTD_MAX_BATCH_ITEMS",
+    "100",
+    integer(1, MOST_BATCH_ITEMS),
+    `Most items in one batch request; at most ${MOST_BATCH_ITEMS}.`,
+  ),
   callbackAllow: withDefault(
     "COMPACTD_CALLBACK_ALLOW",
     "",
@@ -422,8 +464,8 @@ const VARIABLES = {
   callbackMaxAgeHours: withDefault(
     "COMPACTD_CALLBACK_MAX_AGE_HOURS",
     "24",
-    positiveNumber,
-    "How long a callback is retried before it is given up (decimals allowed).",
+    positiveNumber(MONTH_HOURS),
+    `How long a callback is retried before it is given up (decimals allowed); at most ${MONTH_HOURS} (30 days).`,
   ),
   callbackBackoffMs: withDefault(
     "COMPACTD_CALLBACK_BACKOFF_MS",
@@ -443,7 +485,12 @@ const VARIABLES = {
     integer(1, TEN_MINUTES_MS),
     "Time a receiver has to answer one queued callback, at most 600000 (ten minutes); a first delivery, made as the job settles, waits at most a second of it.",
   ),
-  callbackConcurrency: withDefault("COMPACTD_CALLBACK_CONCURRENCY", "50", integer(1), "Queued callbacks one worker delivers at once."),
+  callbackConcurrency: withDefault(
+    "COMPACTD_CALLBACK_CONCURRENCY",
+    "50",
+    integer(1, MOST_CONCURRENCY),
+    `Queued callbacks one worker delivers at once; at most ${MOST_CONCURRENCY}.`,
+  ),
   redisCommandTimeoutMs: withDefault(
     "COMPACTD_REDIS_COMMAND_TIMEOUT_MS",
     "2000",
@@ -453,8 +500,8 @@ const VARIABLES = {
   callbackHostConcurrency: withDefault(
     "COMPACTD_CALLBACK_HOST_CONCURRENCY",
     "25",
-    integer(1),
-    "Of a worker's callback slots, how many one receiver (host and port) may hold, first deliveries and queued ones together; its other callbacks wait in the queue.",
+    integer(1, MOST_CONCURRENCY),
+    `Of a worker's callback slots, how many one receiver (host and port) may hold, first deliveries and queued ones together; its other callbacks wait in the queue; at most ${MOST_CONCURRENCY}.`,
   ),
   shutdownTimeoutMs: withDefault(
     "COMPACTD_SHUTDOWN_TIMEOUT_MS",

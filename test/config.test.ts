@@ -144,11 +144,11 @@ describe("loadConfig", () => {
     ]);
     expect(error.message).toContain('PORT="0": expected an integer from 1 to 65535');
     expect(error.message).toContain('METRICS_PORT="70000": expected an integer from 1 to 65535');
-    expect(error.message).toContain('WORKER_CONCURRENCY="-3": expected an integer ≥ 1');
+    expect(error.message).toContain('WORKER_CONCURRENCY="-3": expected an integer from 1 to 1000');
     expect(error.message).toContain('COMPACTD_JOB_ATTEMPTS="2.5": expected an integer ≥ 1');
     expect(error.message).toContain("REDIS_URL=\"http://127.0.0.1:6379\": expected a URL starting with redis:// or rediss://");
     expect(error.message).toContain('ANTHROPIC_BASE_URL="not a url": expected a URL starting with http:// or https://');
-    expect(error.message).toContain('COMPACTD_CALLBACK_MAX_AGE_HOURS="0": expected a positive number');
+    expect(error.message).toContain('COMPACTD_CALLBACK_MAX_AGE_HOURS="0": expected a positive number of at most 720');
     expect(error.message).toContain("{hash tag}");
     expect(error.message).toContain('"10.0.0.0/33" is not a CIDR');
     expect(error.message).toContain('"bad_host!" is neither an IP address, a CIDR nor a host name');
@@ -179,6 +179,30 @@ describe("loadConfig", () => {
     }
     const field = CONFIG_VARIABLES.find((v) => v.env === variable)!.field;
     expect(loadConfig({ [variable]: String(max), COMPACTD_CALLBACK_MAX_BACKOFF_MS: "86400000" })[field]).toBe(variable === "COMPACTD_CALLBACK_MAX_BACKOFF_MS" ? 86_400_000 : max);
+  });
+
+  it.each([
+    ["COMPACTD_CALLBACK_MAX_AGE_HOURS", "720", "720.5", "expected a positive number of at most 720"],
+    ["COMPACTD_RESULT_TTL_SECONDS", "2592000", "2592001", "expected an integer from 1 to 2592000"],
+    ["WORKER_CONCURRENCY", "1000", "1001", "expected an integer from 1 to 1000"],
+    ["COMPACTD_CALLBACK_CONCURRENCY", "1000", "1001", "expected an integer from 1 to 1000"],
+    ["COMPACTD_CALLBACK_HOST_CONCURRENCY", "1000", "1001", "expected an integer from 1 to 1000"],
+    ["COMPACTD_MAX_STALLED_COUNT", "100", "101", "expected an integer from 1 to 100"],
+    ["COMPACTD_BODY_LIMIT_BYTES", "536870912", "536870913", "expected an integer from 1 to 536870912"],
+    ["COMPACTD_MAX_INTAKES", "10000", "10001", "expected an integer from 1 to 10000"],
+    ["COMPACTD_MAX_INTAKE_BYTES", "17179869184", "17179869185", "expected an integer from 1 to 17179869184"],
+    ["COMPACTD_MAX_WAITERS", "100000", "100001", "expected an integer from 1 to 100000"],
+    ["COMPACTD_MAX_BACKLOG", "10000000", "10000001", "expected an integer from 1 to 10000000"],
+    ["COMPACTD_MAX_BATCH_ITEMS", "10000", "10001", "expected an integer from 1 to 10000"],
+  ])("refuses %s above %s, where a typo would retry, keep or take on far too much, naming the range", (variable, max, over, expected) => {
+    for (const value of [over, "240000000000"]) {
+      const error = problemsOf({ [variable]: value });
+      expect(error.problems.map((p) => p.variable)).toEqual([variable]);
+      expect(error.message).toContain(`${variable}="${value}": ${expected}`);
+    }
+    const doc = CONFIG_VARIABLES.find((v) => v.env === variable)!;
+    expect(loadConfig({ [variable]: max })[doc.field]).toBe(Number(max));
+    expect(doc.description).toContain(`at most ${max}`);
   });
 
   it("names the tenant but never prints a key when the API key pairs are wrong", () => {

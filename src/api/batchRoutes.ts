@@ -85,8 +85,12 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
       }
       const jobId = jobIds[index]!;
       const outcome = await lifecycle.submit(jobId, decision, idempotencyKey !== undefined);
-      // The claim keeps a different request's jobs out from under this key; one found there anyway is not this batch's.
-      if (outcome.kind === "keyReused") throw keyReused();
+      // The claim keeps a different request's jobs out from under this key; one found there anyway was queued by
+      // an API from before the claim, whose request still owns the key: the claim is let go so its retry is not refused.
+      if (outcome.kind === "keyReused") {
+        await batches.release(batchId, tenant, requestDigest);
+        throw keyReused();
+      }
       items.push(outcome.kind === "inFlight" ? { status: "in_flight", inFlightId: outcome.jobId } : { status: "queued", id: jobId });
     }
     const record: BatchRecord = {

@@ -25,6 +25,7 @@ import { createIntakeAdmission } from "./intakeAdmission.js";
 import { carriesBody, registerJsonBodies } from "./jsonBodies.js";
 import { registerRequestDecoding } from "./requestEncoding.js";
 import { registerBatchRoutes } from "./batchRoutes.js";
+import { badUrlReason } from "./badUrlReason.js";
 import { registerCompactionRoutes } from "./compactionRoutes.js";
 import { countHttpRequests, countUnroutedAnswer } from "./httpMetrics.js";
 import { openapiDocument } from "./openapiDocument.js";
@@ -47,7 +48,7 @@ export interface ApiDeps {
 }
 
 /** Fastify's own errors for input it refuses, and what the API calls them. */
-const FASTIFY_INPUT_ERRORS: Readonly<Record<string, { status: number; code: string; message?: (config: Config) => string }>> = {
+const FASTIFY_INPUT_ERRORS: Readonly<Record<string, { status: number; code: string; message?: (config: Config, url: string) => string }>> = {
   FST_ERR_CTP_BODY_TOO_LARGE: {
     status: 413,
     code: ErrorCodes.bodyTooLarge,
@@ -58,7 +59,7 @@ const FASTIFY_INPUT_ERRORS: Readonly<Record<string, { status: number; code: stri
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, code: ErrorCodes.invalidJson, message: () => "the body is empty; send a JSON object" },
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, code: ErrorCodes.invalidJson },
   // The URL is named by what is wrong with it, never repeated: it may be thousands of characters.
-  FST_ERR_BAD_URL: { status: 400, code: ErrorCodes.invalidUrl, message: () => "the URL's path holds a %-escape that does not decode" },
+  FST_ERR_BAD_URL: { status: 400, code: ErrorCodes.invalidUrl, message: (_config, url) => badUrlReason(url) },
   FST_ERR_INVALID_URL: { status: 400, code: ErrorCodes.invalidUrl, message: () => "the URL is not valid" },
   FST_ERR_MAX_PARAM_LENGTH: { status: 414, code: ErrorCodes.uriTooLong, message: () => "a segment of the URL's path is longer than any id this API issues" },
 };
@@ -79,7 +80,7 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
     return503OnClosing: true,
     clientErrorHandler: answerUnparsedRequests(metrics),
     frameworkErrors: (error, request, reply) => {
-      const apiError = inputError(error, config);
+      const apiError = inputError(error, config, request.url);
       countUnroutedAnswer(metrics, request.method, apiError.statusCode);
       void (reply as FastifyReply).code(apiError.statusCode).send(apiError.body());
     },
@@ -90,7 +91,7 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
   registerJsonBodies(app, config.intakeThreadMinBytes);
 
   app.setErrorHandler<FastifyError>((error, request, reply) => {
-    const apiError = error instanceof ApiError ? error : inputError(error, config);
+    const apiError = error instanceof ApiError ? error : inputError(error, config, request.url);
     if (apiError.statusCode >= 500) request.log.error(error);
     void reply.code(apiError.statusCode).headers(apiError.headers).send(apiError.body());
   });
@@ -162,10 +163,10 @@ export async function buildApp(config: Config, deps: ApiDeps = {}): Promise<Fast
  * An error that is not an ApiError: fastify's refusals of input become 4xx in
  * the API's shape; a Redis fault a retry can fix is a 503; anything else is a bug.
  */
-function inputError(error: FastifyError | Error, config: Config): ApiError {
+function inputError(error: FastifyError | Error, config: Config, url: string): ApiError {
   const code = (error as FastifyError).code;
   const known = code === undefined ? undefined : FASTIFY_INPUT_ERRORS[code];
-  if (known !== undefined) return new ApiError(known.status, known.code, known.message?.(config) ?? error.message);
+  if (known !== undefined) return new ApiError(known.status, known.code, known.message?.(config, url) ?? error.message);
   const status = (error as FastifyError).statusCode;
   if (status !== undefined && status >= 400 && status < 500) return new ApiError(status, ErrorCodes.badRequest, error.message);
   const fault = redisFaultOf(error);

@@ -61,10 +61,11 @@ export async function runService(kind: ServiceKind, io: Io, options: ServiceOpti
         log(sharedRedisLine(config));
       }
       const metrics = createMetrics();
-      const worker = await runWorker(config, { metrics, serveMetrics: false, shutdown });
+      // Both parts close steps of the same names: each is labelled with its part in what was abandoned.
+      const worker = await runWorker(config, { metrics, serveMetrics: false, shutdown: shutdown.part("worker") });
       running.push(worker);
       const host = options.host ?? "127.0.0.1";
-      const api = await runApi(config, { metrics, shutdown }, host);
+      const api = await runApi(config, { metrics, shutdown: shutdown.part("API") }, host);
       running.push(api);
       log(`API and worker on http://${urlHost(host)}:${api.port} (Bearer ${config.apiKeys[0]!.key})`);
     } else if (kind === "serve") {

@@ -33,6 +33,7 @@ export const ErrorCodes = {
   invalidContentLength: "invalid_content_length",
   /** The body is not JSON, or its bytes are not UTF-8 (the message says at which byte). */
   invalidJson: "invalid_json",
+  /** The URL does not read: a %-escape in its path does not decode, or an absolute-form target's host or port is malformed (the message says which). */
   invalidUrl: "invalid_url",
   /** The URL is longer than the API takes (no URL of its own comes near it). */
   uriTooLong: "uri_too_long",

@@ -63,6 +63,20 @@ if held == ARGV[1] then return 1 end
 return 0
 `;
 
+/**
+ * Gives up this request's claim (ARGV[1]) while no record is stored: the
+ * claim was taken, but the key's item jobs turned out to be another
+ * request's. Only an API from before the claim leaves such jobs behind (a
+ * rolling upgrade: it queues items, then stores the record, never claiming),
+ * and a claim kept here would refuse that request's own retry.
+ */
+const RELEASE = `
+if redis.call("HGET", KEYS[1], "claim") == ARGV[1] and redis.call("HEXISTS", KEYS[1], "record") == 0 then
+  redis.call("HDEL", KEYS[1], "claim")
+end
+return 1
+`;
+
 /** Adds a finished job and answers whether every job of the batch has finished. */
 const MARK_FINISHED = `
 redis.call("HSET", KEYS[2], ARGV[1], ARGV[2])
@@ -109,6 +123,11 @@ export class BatchStore {
   async claim(batchId: string, tenant: string, requestDigest: string): Promise<boolean> {
     const held = await this.redis.eval(CLAIM, 1, this.keys.batch(batchId), `${tenant}\n${requestDigest}`, this.retentionSeconds);
     return held === 1;
+  }
+
+  /** Undoes {@link claim} for a request that found the key's items held by another (see RELEASE). */
+  async release(batchId: string, tenant: string, requestDigest: string): Promise<void> {
+    await this.redis.eval(RELEASE, 1, this.keys.batch(batchId), `${tenant}\n${requestDigest}`);
   }
 
   async get(batchId: string): Promise<BatchRecord | undefined> {

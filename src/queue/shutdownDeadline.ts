@@ -43,24 +43,33 @@ export interface ShutdownDeadline {
   step(name: string, closing: Promise<unknown>, force?: () => unknown): Promise<boolean>;
   /** The steps abandoned so far, in the order they were. */
   abandoned(): readonly string[];
+  /**
+   * The same deadline for one part of a process running several (`dev`'s API
+   * and worker): its steps are recorded as `label: name`. Both parts close
+   * steps of the same names (each has its "Redis connection (commands)"), and
+   * the one line saying what was abandoned must tell whose each was.
+   */
+  part(label: string): ShutdownDeadline;
 }
 
 export function shutdownDeadline(timeoutMs: number): ShutdownDeadline {
   let deadline: number | undefined;
   const abandoned: string[] = [];
   const endsAt = (): number => (deadline ??= Date.now() + timeoutMs);
-  return {
+  const labelled = (prefix: string): ShutdownDeadline => ({
     begin: () => void endsAt(),
     endsAt,
     async step(name, closing, force) {
       const end = Date.now() < endsAt() ? endsAt() : endsAt() + GRACE_MS;
       if (await settledBy(closing, end)) return true;
-      abandoned.push(name);
+      abandoned.push(`${prefix}${name}`);
       if (force !== undefined) await settledBy(Promise.resolve().then(force), Date.now() + GRACE_MS);
       return false;
     },
     abandoned: () => [...abandoned],
-  };
+    part: (label) => labelled(`${prefix}${label}: `),
+  });
+  return labelled("");
 }
 
 /** Whether `promise` settles (either way) before the wall-clock time `deadline`. */

@@ -86,6 +86,21 @@ describe("requests refused before a route sees them", () => {
   });
 
   it.each([
+    ["with a host the URL parser cannot read", "http://[/", "host or port is missing or malformed"],
+    ["with a port out of range", "http://example.com:99999/v1/compactions", "host or port is missing or malformed"],
+    ["with no host", "http:///v1/compactions", "host or port is missing or malformed"],
+    ["with a fragment", "http://example.com/v1/compactions#x", "fragment"],
+    ["of another scheme", "ftp://example.com/v1/compactions", "neither a path"],
+  ])("an absolute-form URL %s: 400 saying what is wrong with it, not naming an escape", async (_what, target, reason) => {
+    const body = await expectRefusedAndCounted({ method: "GET", route: "unmatched" }, 400, "invalid_url", async () =>
+      parsed(await rawExchange(api.port, `GET ${target} HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n`)),
+    );
+    const { error } = JSON.parse(body) as { error: { message: string } };
+    expect(error.message).not.toContain("%-escape");
+    expect(error.message).toContain(reason);
+  });
+
+  it.each([
     ["malformed JSON", "application/json", "{"],
     ["a text body", "text/plain", "hello"],
     ["a body over the limit", "application/json", JSON.stringify({ pad: "x".repeat(200_000) })],

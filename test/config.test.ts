@@ -12,6 +12,13 @@ function problemsOf(env: NodeJS.ProcessEnv): ConfigError {
   throw new Error("expected loadConfig to throw a ConfigError");
 }
 
+/** Expects `variable=value` to be the one problem start-up finds, its message saying `expected`. */
+function expectRefusedAlone(variable: string, value: string, expected: string): void {
+  const error = problemsOf({ [variable]: value });
+  expect(error.problems.map((p) => p.variable)).toEqual([variable]);
+  expect(error.message).toContain(`${variable}="${value}": ${expected}`);
+}
+
 const secret = `whsec_${randomBytes(32).toString("base64")}`;
 
 describe("loadConfig", () => {
@@ -172,11 +179,7 @@ describe("loadConfig", () => {
     ["COMPACTD_REDIS_COMMAND_TIMEOUT_MS", 600_000],
     ["COMPACTD_SHUTDOWN_TIMEOUT_MS", 3_600_000],
   ])("refuses %s above %i ms, a delay no timer would keep, naming the range", (variable, max) => {
-    for (const value of [String(max + 1), String(2 ** 31)]) {
-      const error = problemsOf({ [variable]: value });
-      expect(error.problems.map((p) => p.variable)).toEqual([variable]);
-      expect(error.message).toContain(`${variable}="${value}": expected an integer from 1 to ${max}`);
-    }
+    for (const value of [String(max + 1), String(2 ** 31)]) expectRefusedAlone(variable, value, `expected an integer from 1 to ${max}`);
     const field = CONFIG_VARIABLES.find((v) => v.env === variable)!.field;
     expect(loadConfig({ [variable]: String(max), COMPACTD_CALLBACK_MAX_BACKOFF_MS: "86400000" })[field]).toBe(variable === "COMPACTD_CALLBACK_MAX_BACKOFF_MS" ? 86_400_000 : max);
   });
@@ -195,11 +198,7 @@ describe("loadConfig", () => {
     ["COMPACTD_MAX_BACKLOG", "10000000", "10000001", "expected an integer from 1 to 10000000"],
     ["COMPACTD_MAX_BATCH_ITEMS", "10000", "10001", "expected an integer from 1 to 10000"],
   ])("refuses %s above %s, where a typo would retry, keep or take on far too much, naming the range", (variable, max, over, expected) => {
-    for (const value of [over, "240000000000"]) {
-      const error = problemsOf({ [variable]: value });
-      expect(error.problems.map((p) => p.variable)).toEqual([variable]);
-      expect(error.message).toContain(`${variable}="${value}": ${expected}`);
-    }
+    for (const value of [over, "240000000000"]) expectRefusedAlone(variable, value, expected);
     const doc = CONFIG_VARIABLES.find((v) => v.env === variable)!;
     expect(loadConfig({ [variable]: max })[doc.field]).toBe(Number(max));
     expect(doc.description).toContain(`at most ${max}`);

@@ -10,6 +10,7 @@ import { z } from "zod";
 import { REASONS } from "../core/compactor.js";
 import { refusedRequestField } from "../core/formats/nestingDepth.js";
 import { MAX_SUMMARIZATION_STALL_TIMEOUT_MS } from "../core/settings.js";
+import { hasLoneSurrogate } from "../core/wellFormedText.js";
 import { ApiError, invalidField } from "./apiError.js";
 import { ErrorCodes } from "../client/errorCodes.js";
 import { MODEL_ID, MODEL_ID_FORM } from "../summarizers/modelId.js";
@@ -21,15 +22,6 @@ const MAX_MESSAGES = 100_000;
 const MAX_METADATA_BYTES = 16 * 1024;
 
 const MAX_INSTRUCTIONS_CHARS = 20_000;
-
-/**
- * A surrogate not part of a pair (with the `u` flag a pair is one code point,
- * so only lone ones match). JSON can carry one (`"\ud800"`), UTF-8 cannot: a
- * conversation id is hashed as UTF-8 into its in-flight key and shard, where
- * every lone surrogate would become U+FFFD, and different conversations
- * (`"\ud800"`, `"\udbff"`, `"\ufffd"`) would share one key.
- */
-const LONE_SURROGATE = /\p{Cs}/u;
 
 const tokens = z.int().min(1).max(100_000_000);
 
@@ -83,7 +75,9 @@ const compactionFields = {
     .string()
     .min(1)
     .max(256)
-    .refine((id) => !LONE_SURROGATE.test(id), {
+    // Hashed as UTF-8 into its in-flight key and shard, where every lone
+    // surrogate becomes U+FFFD: "\ud800", "\udbff" and "\ufffd" would share a key.
+    .refine((id) => !hasLoneSurrogate(id), {
       message: "must be well-formed Unicode text: it holds a lone surrogate (a \\uD800-\\uDFFF escape without its pair)",
     })
     .optional()

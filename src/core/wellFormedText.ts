@@ -12,8 +12,16 @@
  * the kept messages are the agent's own and go back as they came.
  */
 
-/** A high surrogate with no low one after it, or a low surrogate with no high one before it. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+/**
+ * A surrogate that is not half of a pair: with the `u` flag a pair is read as
+ * the one code point it encodes, so only lone halves are of category Cs.
+ */
+const LONE_SURROGATE = /\p{Cs}/gu;
+
+/** Whether `text` holds a lone surrogate, so has no UTF-8 encoding. */
+export function hasLoneSurrogate(text: string): boolean {
+  return text.search(LONE_SURROGATE) >= 0;
+}
 
 /**
  * `text` with every lone surrogate replaced by U+FFFD, the replacement

@@ -3,7 +3,7 @@
  * the core, holding settings and a summarizer and calling the pure steps.
  */
 import { apply, keptMessages, type KeptMessages } from "./apply.js";
-import { causeOfError, degradedReasonOf, type Degradation, type DegradationCause } from "./degradation.js";
+import { causeOfError, degradedReasonOf, failsAgainForSameRequest, type Degradation, type DegradationCause } from "./degradation.js";
 import { CompactionDisabledError, NothingToCompactError } from "./errors.js";
 import { formatFileOperations } from "./fileOperations.js";
 import type { FittedInput } from "./fitSummarizerInput.js";
@@ -409,8 +409,7 @@ export class Compactor {
         const cause = causeOfError(err);
         report(cause, started, { error: err });
         fail(cause, `${cause === "rejected" ? "summarizer's request was rejected" : "summarizer failed"}: ${describe(err)}`);
-        // The same request cannot fit a second time, nor be accepted, nor talk the model out of refusing.
-        if (cause === "overflow" || cause === "rejected" || cause === "refused") break;
+        if (failsAgainForSameRequest(cause)) break;
       }
     }
     return offlineRangeSummary(range, await rangeMessages(range), estimator, failures);

@@ -40,6 +40,17 @@ export interface Degradation {
 }
 
 /**
+ * Whether asking again at once with the same request is pointless, because
+ * the request itself is what failed: too long for the window, refused by the
+ * API as invalid, or refused by the model for its content. A cut-off,
+ * unfinished or empty answer is worth a second attempt, since a model's
+ * output varies from one call to the next; errors and stalls are passing.
+ */
+export function failsAgainForSameRequest(cause: DegradationCause): boolean {
+  return cause === "overflow" || cause === "rejected" || cause === "refused";
+}
+
+/**
  * Whether the same request could succeed later: errors and stalls are the
  * provider's passing trouble; a rejected request, a refusal, an overflowing,
  * truncated, unfinished or empty summary comes back the same way from the

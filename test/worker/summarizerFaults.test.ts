@@ -77,29 +77,26 @@ describe("summarizer faults", () => {
     expect(timed).toBe(submitted.length);
   }, 60_000);
 
-  it("gives up the retries that cannot help: an overflowing summarization is not retried", async () => {
-    const request = markedRequest("fault:context-overflow", { settings: { reserveTokens: 4_000 } });
-    const { body } = await h.submit(request);
+  /** Submits a job the fake model meets with `fault`, expects it completed in one attempt, and gives its result. */
+  async function completedInOneAttempt(fault: string): Promise<{ degradation: { cause: string }[]; summary: string; degradedReason: string }> {
+    const { body } = await h.submit(markedRequest(fault, { settings: { reserveTokens: 4_000 } }));
     const view = await h.view(String(body.id), JOB_BUDGET_SECONDS);
     expect(view).toMatchObject({ status: "completed", attempts: 1 });
+    return view.result as { degradation: { cause: string }[]; summary: string; degradedReason: string };
+  }
+
+  it("gives up the retries that cannot help: an overflowing summarization is not retried", async () => {
+    await completedInOneAttempt("fault:context-overflow");
   });
 
   it("gives up the retries that cannot help: a model that refused is not asked again", async () => {
-    const request = markedRequest("fault:refusal", { settings: { reserveTokens: 4_000 } });
-    const { body } = await h.submit(request);
-    const view = await h.view(String(body.id), JOB_BUDGET_SECONDS);
-    expect(view).toMatchObject({ status: "completed", attempts: 1 });
-    const result = view.result as { degradation: { cause: string }[]; summary: string };
+    const result = await completedInOneAttempt("fault:refusal");
     expect(new Set(result.degradation.map((d) => d.cause))).toEqual(new Set(["refused"]));
     expect(result.summary).not.toContain("I can't help with that.");
   });
 
   it("gives up the retries that cannot help: a request the API rejects is not retried, and the result says what the API said", async () => {
-    const request = markedRequest("fault:model-not-found", { settings: { reserveTokens: 4_000 } });
-    const { body } = await h.submit(request);
-    const view = await h.view(String(body.id), JOB_BUDGET_SECONDS);
-    expect(view).toMatchObject({ status: "completed", attempts: 1 });
-    const result = view.result as { degradation: { cause: string }[]; degradedReason: string };
+    const result = await completedInOneAttempt("fault:model-not-found");
     expect(result.degradation.map((d) => d.cause)).toContain("rejected");
     expect(result.degradedReason).toContain("model: claude-nope");
   });

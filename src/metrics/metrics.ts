@@ -36,6 +36,14 @@ const TOKEN_BUCKETS = [500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000
 export const JOB_OUTCOMES = ["completed", "degraded", "failed", "cancelled", "nothing_to_compact"] as const;
 export type JobOutcome = (typeof JOB_OUTCOMES)[number];
 /**
+ * The reason `compactd_jobs_total` counts a failed job under when Redis lost
+ * the job's own record: what asked for it was in that record. Counting it
+ * anyway, under a value of its own, keeps the failure in the failure ratio
+ * the alerts read, without a guess at which reason it was. Only `failed`
+ * has it: such a job cannot run.
+ */
+export const UNKNOWN_REASON = "unknown";
+/**
  * How a summarizer call ended: `ok`, or the cause the compactor classified
  * its failure as. Made from the causes themselves, so a new cause is counted
  * as itself rather than folded into another.
@@ -73,7 +81,7 @@ const MISNAMED_DEFAULT_GAUGES = ["nodejs_active_handles_total", "nodejs_active_r
 
 export interface Metrics {
   readonly registry: Registry;
-  /** outcome: {@link JobOutcome}; reason: threshold | overflow | manual. */
+  /** outcome: {@link JobOutcome}; reason: threshold | overflow | manual, or {@link UNKNOWN_REASON} (failed only). */
   readonly jobsTotal: Counter<"reason" | "outcome">;
   readonly tokensBefore: Histogram;
   readonly tokensAfter: Histogram;
@@ -271,6 +279,7 @@ function exportEveryLabelSetAtZero(metrics: Metrics): void {
     metrics.jobLatency.zero({ reason });
     metrics.queueWait.zero({ reason });
   }
+  metrics.jobsTotal.inc({ reason: UNKNOWN_REASON, outcome: "failed" }, 0);
   for (const outcome of SUMMARIZER_OUTCOMES) metrics.summarizerRequestsTotal.inc({ outcome }, 0);
   for (const status_code of SUMMARIZER_ERROR_STATUSES) metrics.summarizerErrorsTotal.inc({ status_code }, 0);
   for (const direction of TOKEN_DIRECTIONS) metrics.summarizerTokensTotal.inc({ direction }, 0);

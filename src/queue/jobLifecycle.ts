@@ -20,7 +20,7 @@ import { ErrorCodes } from "../client/errorCodes.js";
 import type { CompactionCompletedEvent, WebhookEvent } from "../client/webhookEvents.js";
 import type { Reason } from "../core/compactor.js";
 import { observeLatency } from "../metrics/exemplars.js";
-import type { Metrics } from "../metrics/metrics.js";
+import { UNKNOWN_REASON, type Metrics } from "../metrics/metrics.js";
 import type { BatchStore } from "./batchStore.js";
 import type { CompactionJobData, CompactionSubmission } from "./compactionJob.js";
 import type { CompactionJob, CompactionQueues, SubmitOutcome } from "./compactionQueue.js";
@@ -90,6 +90,17 @@ export interface JobLifecycle {
   settle(job: SettledJob, outcome: FinalOutcome): Promise<FinalOutcome>;
   /** Settles a job BullMQ failed for stalling, as {@link settle}. */
   settleStalled(job: StalledJob): Promise<FinalOutcome>;
+  /**
+   * Counts the failure of a job whose own record Redis lost (see
+   * holdsJobData), under {@link UNKNOWN_REASON}, and answers true; false
+   * when the job had been settled before its record went (a worker ran it,
+   * and Redis lost the job before BullMQ marked it finished): it was counted
+   * then. Nothing is stored under its id, because a request repeating the
+   * job's Idempotency-Key reuses the id for a new job, which must not find
+   * this failure recorded as its own. Nothing names its callback, its batch
+   * or its submission time, so none is told or timed.
+   */
+  failLost(jobId: string): Promise<boolean>;
   /** Sends `batch.completed` for a batch whose jobs have all finished. */
   completeBatch(batchId: string): Promise<void>;
 }
@@ -137,6 +148,12 @@ export function createJobLifecycle({ queues, results, payloads, batches, metrics
       await completeBatch(data.batchId);
     }
     return recorded;
+  };
+
+  const failLost = async (jobId: string): Promise<boolean> => {
+    if ((await results.get(jobId)) !== undefined) return false;
+    metrics.jobsTotal.inc({ reason: UNKNOWN_REASON, outcome: "failed" });
+    return true;
   };
 
   const settleStalled = (job: StalledJob): Promise<FinalOutcome> =>
@@ -198,6 +215,7 @@ export function createJobLifecycle({ queues, results, payloads, batches, metrics
     },
     settle,
     settleStalled,
+    failLost,
     completeBatch,
   };
 }

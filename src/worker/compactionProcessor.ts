@@ -7,7 +7,8 @@
  *   refuses, nothing left to compact): `UnrecoverableError`, no retry; the same
  *   input fails the same way. So does a payload Redis no longer holds
  *   (`payload_missing`): no retry brings it back. A job whose whole record
- *   Redis lost fails the same way, but unsettled: nothing says whose it was.
+ *   Redis lost fails the same way; it is counted, but nothing says whose it
+ *   was, so nobody is called back.
  * - the result is degraded by a transient cause (the summarizer failed: rate
  *   limit, overload, server error, dropped or stalled stream; see
  *   core/degradation.ts) on an attempt that is not the last: the
@@ -175,10 +176,10 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
   };
 
   return async (job, token, signal) => {
-    // Nothing to run, settle or call back: the job's record is gone (its id answers 410).
+    // Nothing to run or call back: the job's record is gone (its id answers 410).
     if (!holdsJobData(job.data)) {
-      deps.log.error({ jobId: idOf(job), outcome: "failed", errorCode: ErrorCodes.payloadMissing }, "compaction failed: its job record is no longer in Redis");
-      throw new UnrecoverableError(`${ErrorCodes.payloadMissing}: ${RECORD_MISSING}`);
+      await failLostJob(lifecycle, deps.log, idOf(job));
+      throw new UnrecoverableError(RECORD_LOST);
     }
     const finalAttempt = job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
     if (job.attemptsStarted <= 1) {
@@ -220,9 +221,22 @@ export function createCompactionProcessor(deps: ProcessorDeps): CompactionProces
   };
 }
 
-const UNDECODABLE = new JobRejected("failed", { code: ErrorCodes.invalidPayload, message: "the stored conversation could not be decoded" });
+/**
+ * Ends a job whose own record Redis lost, however BullMQ hands it over (to
+ * the processor, or failed for stalling): its failure is counted and logged,
+ * unless the job had been settled before its record went. Nothing in the job
+ * says whose it was, so the line has its id and the error only.
+ */
+export async function failLostJob(lifecycle: JobLifecycle, log: Logger, jobId: string): Promise<void> {
+  if (await lifecycle.failLost(jobId)) {
+    log.error({ jobId, outcome: "failed", errorCode: ErrorCodes.payloadMissing }, "compaction failed: its job record is no longer in Redis");
+  }
+}
 
-const RECORD_MISSING = "the job's own record is no longer in Redis (Redis lost it); submit the request again";
+/** BullMQ's failed reason of a job whose own record Redis lost (no view shows it: its id answers 410). */
+const RECORD_LOST = `${ErrorCodes.payloadMissing}: the job's own record is no longer in Redis (Redis lost it); submit the request again`;
+
+const UNDECODABLE = new JobRejected("failed", { code: ErrorCodes.invalidPayload, message: "the stored conversation could not be decoded" });
 
 const MISSING = new JobRejected("failed", {
   code: ErrorCodes.payloadMissing,

@@ -20,7 +20,7 @@ import { queueTelemetry } from "../telemetry/tracing.js";
 import { startMetricsServer, type MetricsServer } from "../metrics/metricsServer.js";
 import { startQueueJobsCollector } from "../metrics/queueJobsCollector.js";
 import { listenForCancels } from "../queue/cancelChannel.js";
-import type { CompactionJobData } from "../queue/compactionJob.js";
+import { holdsJobData, type CompactionJobData } from "../queue/compactionJob.js";
 import { COMPACTION_QUEUE, shardPrefix } from "../queue/queueNames.js";
 import { openQueueStores } from "../queue/queueStores.js";
 import { closeRedisConnection, createRedisConnection, redisEndpointOf } from "../queue/redisConnection.js";
@@ -32,7 +32,7 @@ import { createCallbackSender } from "../webhooks/callbackSender.js";
 import { createCallbackWorker } from "../webhooks/callbackWorker.js";
 import { firstDeliveryNotifier } from "../webhooks/firstDelivery.js";
 import type { ResolveHost } from "../webhooks/resolveHost.js";
-import { CANCEL_REASON, createCompactionProcessor, SHUTDOWN_REASON, type CompactionReturn } from "./compactionProcessor.js";
+import { CANCEL_REASON, createCompactionProcessor, failLostJob, SHUTDOWN_REASON, type CompactionReturn } from "./compactionProcessor.js";
 import { createSummarizerSource } from "./summarizerSource.js";
 
 export interface WorkerOptions {
@@ -104,6 +104,16 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
         lockDuration: config.lockDurationMs,
         stalledInterval: config.stalledIntervalMs,
         maxStalledCount: config.maxStalledCount,
+        // Applies only to a job without its own retention, and every job is
+        // queued with one (compactionQueue.ts): so only to a job whose record
+        // Redis lost, which is removed as it fails. Kept without retention,
+        // it would stay in the failed set until a later failure's retention
+        // sweep happened to reach it, and so would its conversation's
+        // in-flight key: BullMQ discards that key on the next add only once
+        // the job it names is gone. Until then the conversation would be
+        // refused (409, naming a job that answers 410), and so would the
+        // job's Idempotency-Key (422).
+        removeOnFail: { count: 0 },
         ...queueTelemetry(),
       }),
   );
@@ -117,6 +127,10 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     // sees it again: settle it here, or its callback and batch never hear.
     worker.on("failed", (job) => {
       if (job?.id === undefined || !job.deferredFailure) return;
+      if (!holdsJobData(job.data)) {
+        failLostJob(lifecycle, logger, job.id).catch(onError);
+        return;
+      }
       // A reader of the job may have settled it first (jobView.ts); either
       // way it is counted once, by whoever stored it. Logged here, where
       // BullMQ fails it, unless a processor stored another outcome before the

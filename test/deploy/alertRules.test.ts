@@ -88,6 +88,13 @@ const CASES: readonly AlertCase[] = [
   },
   {
     alert: "CompactdJobsFailing",
+    condition: "jobs whose record Redis lost failing, counted under reason unknown, while the rest complete",
+    fires: true,
+    evalTime: "30m",
+    series: [jobs("unknown", "failed", "0+1x40"), jobs("threshold", "failed", "0x40"), jobs("threshold", "completed", "0+9x40"), jobs("threshold", "degraded", "0x40")],
+  },
+  {
+    alert: "CompactdJobsFailing",
     condition: "one failure in a hundred",
     fires: false,
     evalTime: "30m",

@@ -4,7 +4,7 @@
  * registry in-process and against a scrape of the running processes.
  */
 import { REASONS } from "../../src/core/index.js";
-import { CALLBACK_OUTCOMES, JOB_OUTCOMES, SUMMARIZER_OUTCOMES, TOKEN_DIRECTIONS } from "../../src/metrics/metrics.js";
+import { CALLBACK_OUTCOMES, JOB_OUTCOMES, SUMMARIZER_OUTCOMES, TOKEN_DIRECTIONS, UNKNOWN_REASON } from "../../src/metrics/metrics.js";
 import { QUEUE_JOB_STATES } from "../../src/metrics/queueJobsCollector.js";
 import { CALLBACK_QUEUE, COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
 import { findMetric, type ExposedMetrics } from "./exposedMetrics.js";
@@ -22,7 +22,7 @@ const TARGET_LABELS = new Set(["namespace", "release", "component", "job", "pod"
 
 /** The closed sets of label values, per metric and label. */
 const LABEL_VALUES: Record<string, Record<string, readonly string[]>> = {
-  compactd_jobs_total: { outcome: JOB_OUTCOMES, reason: REASONS },
+  compactd_jobs_total: { outcome: JOB_OUTCOMES, reason: [...REASONS, UNKNOWN_REASON] },
   compactd_degraded_total: { reason: REASONS },
   compactd_job_latency_seconds: { reason: REASONS },
   compactd_summarizer_requests_total: { outcome: SUMMARIZER_OUTCOMES },

@@ -1,7 +1,15 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { REASONS } from "../../src/core/index.js";
-import { CALLBACK_OUTCOMES, createMetrics, JOB_OUTCOMES, SUMMARIZER_ERROR_STATUSES, SUMMARIZER_OUTCOMES, TOKEN_DIRECTIONS } from "../../src/metrics/metrics.js";
+import {
+  CALLBACK_OUTCOMES,
+  createMetrics,
+  JOB_OUTCOMES,
+  SUMMARIZER_ERROR_STATUSES,
+  SUMMARIZER_OUTCOMES,
+  TOKEN_DIRECTIONS,
+  UNKNOWN_REASON,
+} from "../../src/metrics/metrics.js";
 
 /** Every metric compactd exports, with its type. */
 const REQUIRED: Record<string, string> = {
@@ -88,6 +96,7 @@ describe("createMetrics", () => {
     const text = await createMetrics().registry.metrics();
     const expected = [
       ...REASONS.flatMap((reason) => JOB_OUTCOMES.map((outcome) => `compactd_jobs_total{reason="${reason}",outcome="${outcome}"} 0`)),
+      `compactd_jobs_total{reason="${UNKNOWN_REASON}",outcome="failed"} 0`,
       ...REASONS.map((reason) => `compactd_degraded_total{reason="${reason}"} 0`),
       ...REASONS.map((reason) => `compactd_job_duration_seconds_count{reason="${reason}"} 0`),
       ...REASONS.map((reason) => `compactd_queue_wait_seconds_count{reason="${reason}"} 0`),

@@ -2,9 +2,21 @@ import { randomUUID } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { replacesOf } from "../../src/core/replaces.js";
-import { COMPACTION_JOB_NAME, newJobId, type CompactionJobData } from "../../src/queue/compactionJob.js";
-import { createCompactionQueue } from "../../src/queue/compactionQueue.js";
-import { closeRedisConnection, createRedisConnection } from "../../src/queue/redisConnection.js";
+import {
+  COMPACTION_JOB_NAME,
+  idempotentJobSeed,
+  inFlightId,
+  jobIdInShard,
+  newJobId,
+  PRIORITY_BY_REASON,
+  shardFor,
+  shardOfJobId,
+  type CompactionJobData,
+} from "../../src/queue/compactionJob.js";
+import { createCompactionQueue, type CompactionQueue } from "../../src/queue/compactionQueue.js";
+import { serviceKeys, shardPrefix } from "../../src/queue/queueNames.js";
+import { ResultStore } from "../../src/queue/resultStore.js";
+import { closeRedisConnection, createRedisConnection, type RedisClient } from "../../src/queue/redisConnection.js";
 import type { Behaviour, RecordedRequest } from "../helpers/fakeAnthropic.js";
 import { conversation, reactTurn, type RawMessage } from "../helpers/conversations.js";
 import { earlierBrotli } from "../helpers/earlierBrotli.js";
@@ -172,27 +184,63 @@ describe("a compaction job", () => {
     expect(event).toMatchObject({ type: "compaction.failed", id, error: { code: "payload_missing", status: "failed" } });
   });
 
-  it("fails at once with payload_missing, and its id answers 410 gone, when Redis lost the job's own record while it waited", async () => {
-    const redis = createRedisConnection(h.config.redisUrl, "api");
-    const queue = createCompactionQueue(redis, { prefix: h.config.queuePrefix, attempts: 3, backoffMs: 10, retentionSeconds: 60 });
-    const id = newJobId();
-    try {
-      // Queued for later, so no worker takes it before its record is gone.
-      await queue.add(COMPACTION_JOB_NAME, testJobData({ contextWindow: 20_000, reason: "manual" }), { jobId: id, delay: 600_000 });
-      // Lost (an evicting maxmemory-policy, a failover that lost writes): the job's hash, not its place in the queue.
-      await redis.del(`${h.config.queuePrefix}:${queue.name}:${id}`);
-      await queue.promoteJobs();
-      await waitUntil(async () => (await queue.getJobState(id)) === "failed", "the job is failed");
-      const job = await queue.getJob(id);
-      expect(job?.attemptsMade).toBe(1);
-      expect(job?.failedReason).toMatch(/no longer in Redis/);
-    } finally {
-      await queue.close();
-      await closeRedisConnection(redis);
-    }
+  it("fails at once with payload_missing when Redis lost the job's own record while it waited: counted as failed, its id 410, its conversation free", async () => {
+    const conversationId = `conv-lost-${randomUUID()}`;
+    const idempotencyKey = randomUUID();
+    const seed = idempotentJobSeed("acme", idempotencyKey);
+    const id = jobIdInShard(seed, shardFor("acme", conversationId, seed, h.config.queueShards));
+    const countedBefore = await lostJobsCounted();
+    await withLostRecord(id, testJobData({ conversationId, contextWindow: 20_000, reason: "overflow" }), async (queue) => {
+      await waitUntil(async () => !PENDING.includes(await queue.getJobState(id)), "a worker ends the job");
+      // Nothing of it is left in the failed set for compactd_queue_jobs to count, nor for the in-flight key to point at.
+      expect(await queue.getJobState(id)).toBe("unknown");
+    });
+    // Counted as any failure is; what asked for it was in the record, so its reason is "unknown".
+    expect(await lostJobsCounted()).toBe(countedBefore + 1);
     const response = await h.app.inject({ method: "GET", url: `/v1/compactions/${id}`, headers: bearer("acme") });
     expect(response.statusCode, response.body).toBe(410);
     expect(response.json().error.code).toBe("gone");
+    // Submitted again, with the same Idempotency-Key: a new job, not the lost one in flight or its key reused.
+    const again = await h.app.inject({
+      method: "POST",
+      url: "/v1/compactions",
+      headers: { ...bearer("acme"), "idempotency-key": idempotencyKey },
+      payload: markedRequest(marker(), { conversationId }),
+    });
+    expect(again.statusCode, again.body).toBe(202);
+    expect(again.json().id).toBe(id);
+    expect(await h.view(id, 20)).toMatchObject({ status: "completed", attempts: 1 });
+  });
+
+  it("is not counted again when Redis lost its record after a worker had settled it", async () => {
+    const countedBefore = await lostJobsCounted();
+    const id = newJobId();
+    const redis = createRedisConnection(h.config.redisUrl, "worker");
+    try {
+      // Settled (and counted) by a worker whose finishing BullMQ never recorded: the job's record was lost first.
+      const results = new ResultStore(redis, serviceKeys(h.config.queuePrefix), 60);
+      await results.settleOnce(id, { status: "failed", finishedAt: Date.now(), error: { code: "internal_error", message: "settled before the loss" } });
+    } finally {
+      await closeRedisConnection(redis);
+    }
+    await withLostRecord(id, testJobData({ contextWindow: 20_000, reason: "manual" }), async (queue) => {
+      await waitUntil(async () => !PENDING.includes(await queue.getJobState(id)), "a worker ends the job");
+    });
+    expect(await lostJobsCounted()).toBe(countedBefore);
+  });
+
+  it("is counted as failed once, with reason unknown, when its record was lost and BullMQ fails it for stalling", async () => {
+    const countedBefore = await lostJobsCounted();
+    const id = newJobId();
+    // What BullMQ's stalled-job check leaves of a job whose record was lost: the flag that fails it when next taken.
+    await withLostRecord(id, testJobData({ contextWindow: 20_000, reason: "manual" }), async (queue, jobKey, redis) => {
+      await redis.hset(jobKey, "defa", "job stalled more than allowable limit");
+      await waitUntil(async () => !PENDING.includes(await queue.getJobState(id)), "a worker fails the job");
+    });
+    await waitUntil(async () => (await lostJobsCounted()) > countedBefore, "the failure is counted");
+    expect(await lostJobsCounted()).toBe(countedBefore + 1);
+    expect(await workerScrape()).not.toContain('reason="undefined"');
+    expect(h.workerErrors.map((error) => error.message)).toEqual([]);
   });
 
   it("still completes a job queued by an earlier version, its payload inline in the job data as brotli in base64", async () => {
@@ -207,6 +255,51 @@ describe("a compaction job", () => {
     expect((view.result as { tokensAfter: number; tokensBefore: number }).tokensAfter).toBeLessThan((view.result as { tokensBefore: number }).tokensBefore);
   });
 });
+
+/** BullMQ states of a job no worker has ended yet. */
+const PENDING: readonly string[] = ["delayed", "waiting", "prioritized", "active"];
+
+/**
+ * Queues `data` under `id` as the API does (priority, the conversation's
+ * in-flight key), then loses its record as an evicting maxmemory-policy or a
+ * failover that lost writes would: the job's hash, not its place in the
+ * queue. `during` sees the job handed to the workers.
+ */
+async function withLostRecord(
+  id: string,
+  data: CompactionJobData,
+  during: (queue: CompactionQueue, jobKey: string, redis: RedisClient) => Promise<void>,
+): Promise<void> {
+  const redis = createRedisConnection(h.config.redisUrl, "api");
+  const queue = createCompactionQueue(redis, { prefix: shardPrefix(h.config.queuePrefix, shardOfJobId(id)), attempts: 3, backoffMs: 10, retentionSeconds: 60 });
+  try {
+    // Queued for later, so no worker takes it before its record is gone.
+    await queue.add(COMPACTION_JOB_NAME, data, {
+      jobId: id,
+      priority: PRIORITY_BY_REASON[data.reason],
+      delay: 600_000,
+      ...(data.conversationId !== undefined && { deduplication: { id: inFlightId(data.tenant, data.conversationId) } }),
+    });
+    const jobKey = `${queue.opts.prefix}:${queue.name}:${id}`;
+    await redis.del(jobKey);
+    await queue.promoteJobs();
+    await during(queue, jobKey, redis);
+  } finally {
+    await queue.close();
+    await closeRedisConnection(redis);
+  }
+}
+
+/** The worker's /metrics, as Prometheus scrapes it. */
+async function workerScrape(): Promise<string> {
+  return (await fetch(`http://127.0.0.1:${h.workers[0]!.metricsPort}/metrics`)).text();
+}
+
+/** `compactd_jobs_total{reason="unknown",outcome="failed"}` on the worker's /metrics: jobs whose record Redis lost. */
+async function lostJobsCounted(): Promise<number> {
+  const line = /^compactd_jobs_total\{reason="unknown",outcome="failed"\} (\d+)$/m.exec(await workerScrape());
+  return line === null ? 0 : Number(line[1]);
+}
 
 /** Adds `data` to the harness's queue as it is, past the API (as another version, or a fault, would leave it); returns the job id. */
 async function queueDirectly(data: CompactionJobData): Promise<string> {

@@ -32,7 +32,7 @@ export function openapiToMarkdown(document: Schema): string {
       "Every endpoint not marked *no auth* takes `Authorization: Bearer <key>`",
       String(bearer.description ?? ""),
       "Request bodies are JSON in UTF-8 (`content-type: application/json`, with no charset or `charset=utf-8`: another charset is refused with 415, bytes that are not UTF-8 with 400), a leading byte-order mark allowed",
-      "Every error answers with an [`Error`](#error) body, those refused before any route too: 414 `uri_too_long` for a URL over 2048 characters, 431 `headers_too_large` for a request line and headers over Node's limit (16 KiB), 400 `invalid_url` for a URL the router cannot read (a %-escape in its path that does not decode, or an absolute-form `http://host/…` target whose host or port is malformed), 400 `bad_request` for bytes that are not HTTP, 408 `request_timeout` for a request that does not arrive whole in time",
+      "Every error answers with an [`Error`](#error) body, those refused before any route too: 414 `uri_too_long` for a URL over 2048 characters, 431 `headers_too_large` for a request line and headers over Node's limit (16 KiB), 400 `invalid_url` for a URL the router cannot read (a %-escape in its path that does not decode, or an absolute-form `http://host/…` target whose host or port is malformed), 400 `bad_request` for bytes that are not HTTP, 408 `request_timeout` for a request whose line and headers have not all arrived within 60 s (Node's limit; a body has none)",
       "The machine-readable contract is [openapi.json](openapi.json), also served at `GET /openapi.json`",
     ]),
     "",

@@ -1,20 +1,13 @@
 /**
  * Every error the API answers with has one shape,
  * `{"error":{"code","message","field"?}}`, so a client handles all of them with
- * one branch and can point its user at the offending field.
+ * one branch and can point its user at the offending field. The body is
+ * built by client/errorBody.ts, which the worker's metrics port shares.
  */
 import type { RedisFaultKind } from "../queue/redisFaults.js";
+import type { ErrorBody } from "../client/apiTypes.js";
+import { errorBody } from "../client/errorBody.js";
 import { ErrorCodes } from "../client/errorCodes.js";
-
-export interface ErrorBody {
-  readonly error: {
-    readonly code: string;
-    readonly message: string;
-    readonly field?: string;
-    /** The job an error is about (the compaction in flight on a 409). */
-    readonly jobId?: string;
-  };
-}
 
 export class ApiError extends Error {
   constructor(
@@ -31,14 +24,7 @@ export class ApiError extends Error {
   }
 
   body(): ErrorBody {
-    return {
-      error: {
-        code: this.code,
-        message: this.message,
-        ...(this.field !== undefined && { field: this.field }),
-        ...(this.jobId !== undefined && { jobId: this.jobId }),
-      },
-    };
+    return errorBody(this.code, this.message, { field: this.field, jobId: this.jobId });
   }
 }
 

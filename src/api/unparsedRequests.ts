@@ -2,7 +2,9 @@
  * Requests Node's HTTP parser refuses before fastify sees them: a request
  * line and headers larger than it takes (`--max-http-header-size`, 16 KiB
  * by default, which bounds a URL too), bytes that are not HTTP/1.1, a
- * request that does not arrive whole within the server's request timeout.
+ * request whose line and headers have not all arrived within the server's
+ * `headersTimeout` (Node's 60 s; fastify turns Node's whole-request timeout
+ * off, so a body arriving slowly is not refused here).
  * Node hands each to the server's `clientError` handler with the socket
  * alone. fastify's own handler answered them in a shape of its own, which
  * a client that reads `error.code` could not read, and no metric counted
@@ -41,7 +43,7 @@ function refusalOf(error: NodeJS.ErrnoException): ApiError {
     return new ApiError(431, ErrorCodes.headersTooLarge, `the request line and headers are larger than the ${maxHeaderSize} bytes taken`);
   }
   if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
-    return new ApiError(408, ErrorCodes.requestTimeout, "the request did not arrive whole in time");
+    return new ApiError(408, ErrorCodes.requestTimeout, "the request line and headers did not arrive in time");
   }
   return new ApiError(400, ErrorCodes.badRequest, `the request is not valid HTTP/1.1 (${error.code ?? "unreadable"})`);
 }

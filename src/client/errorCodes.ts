@@ -39,7 +39,7 @@ export const ErrorCodes = {
   uriTooLong: "uri_too_long",
   /** The request line and headers are larger than the HTTP server takes. */
   headersTooLarge: "headers_too_large",
-  /** The request did not arrive whole in the time the HTTP server gives it. */
+  /** The request line and headers did not arrive in the time the HTTP server gives them (60 s). */
   requestTimeout: "request_timeout",
   /** Any other request HTTP refuses (a 4xx the routes did not raise themselves). */
   badRequest: "bad_request",

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Cluster, Redis } from "ioredis";
+import { settleWithin, settlesWithin } from "../core/settleWithin.js";
 
 /**
  * A Redis lease naming one process of the deployment its leader for a chore
@@ -30,23 +31,6 @@ export interface LeaderLeaseOptions {
 const RENEW = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("pexpire", KEYS[1], ARGV[2]) else return 0 end`;
 const RELEASE = `if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`;
 
-/**
- * A worker's Redis connection queues commands for as long as Redis is away
- * (BullMQ needs that), so every lease command is bounded here instead: an
- * answer that comes later than this counts as no answer.
- */
-async function within<T>(ms: number, command: Promise<T>): Promise<T | "timeout"> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<"timeout">((resolve) => {
-    timer = setTimeout(() => resolve("timeout"), ms);
-  });
-  try {
-    return await Promise.race([command, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 export function startLeaderLease({ redis, key, ttlMs, onChange }: LeaderLeaseOptions): LeaderLease {
   const id = randomBytes(12).toString("hex");
   const period = Math.max(1, Math.floor(ttlMs / 3));
@@ -64,9 +48,11 @@ export function startLeaderLease({ redis, key, ttlMs, onChange }: LeaderLeaseOpt
     const command = leader
       ? redis.eval(RENEW, 1, key, id, String(ttlMs)).then((renewed) => renewed === 1)
       : redis.set(key, id, "PX", ttlMs, "NX").then((reply) => reply === "OK");
-    // Without an answer we cannot know whether we still hold the lease;
+    // A worker's Redis connection queues commands for as long as Redis is
+    // away (BullMQ needs that), so an answer later than a period counts as
+    // none. Without an answer we cannot know whether we still hold the lease;
     // stepping down risks a gap in the gauge, staying up a double count.
-    const held = await within(period, command.catch(() => false));
+    const held = await settleWithin(command.catch(() => false), period);
     if (!closed) become(held === true);
   };
 
@@ -89,7 +75,7 @@ export function startLeaderLease({ redis, key, ttlMs, onChange }: LeaderLeaseOpt
       clearInterval(timer);
       const wasLeader = leader;
       become(false);
-      if (wasLeader) await within(period, redis.eval(RELEASE, 1, key, id).catch(() => 0));
+      if (wasLeader) await settlesWithin(redis.eval(RELEASE, 1, key, id), period);
     },
   };
 }

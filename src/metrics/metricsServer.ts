@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "prom-client";
+import { errorBody } from "../client/errorBody.js";
 import { ErrorCodes } from "../client/errorCodes.js";
 import { exposition } from "./exposition.js";
 
@@ -42,7 +43,7 @@ export async function startMetricsServer({ registry, port, host, probes = {} }: 
       response.end(request.method === "HEAD" ? undefined : body);
     };
     const refuse = (status: number, code: string, message: string, headers?: Record<string, string>): void =>
-      send(status, "application/json", JSON.stringify({ error: { code, message } }), headers);
+      send(status, "application/json", JSON.stringify(errorBody(code, message)), headers);
     // Node's parser passes targets such as `//[` that URL refuses; thrown
     // here, outside any promise, that would end the whole process.
     const target = request.url ?? "/";

@@ -15,6 +15,7 @@
  * failure names its cause (redisFaults.ts).
  */
 import { Cluster } from "ioredis";
+import { settleWithin, TIMED_OUT } from "../core/settleWithin.js";
 import type { CompactionQueues } from "./compactionQueue.js";
 import type { RedisClient } from "./redisConnection.js";
 import { redisFaultOf, type RedisFaultKind } from "./redisFaults.js";
@@ -35,11 +36,8 @@ export async function probeShards(redis: RedisClient, queues: CompactionQueues):
  * within `ms`, waiting out a connection that is (re)connecting meanwhile.
  */
 async function probeRedis(redis: RedisClient, key: string, ms = READY_PROBE_MS): Promise<RedisProbe> {
+  // Aborted when the probe ends, so a connection still (re)connecting is no longer waited for.
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), ms);
-  const timedOut = new Promise<RedisProbe>((resolve) =>
-    controller.signal.addEventListener("abort", () => resolve({ ok: false, fault: redis.status === "ready" ? "timeout" : "connection" })),
-  );
   const write = connected(redis, controller.signal)
     .then(() => redis.set(key, String(Date.now()), "PX", 60_000))
     .then(
@@ -47,9 +45,9 @@ async function probeRedis(redis: RedisClient, key: string, ms = READY_PROBE_MS):
       (error: unknown): RedisProbe => ({ ok: false, fault: redisFaultOf(error) ?? "error" }),
     );
   try {
-    return await Promise.race([write, timedOut]);
+    const probe = await settleWithin(write, ms);
+    return probe !== TIMED_OUT ? probe : { ok: false, fault: redis.status === "ready" ? "timeout" : "connection" };
   } finally {
-    clearTimeout(timer);
     controller.abort();
   }
 }
@@ -81,12 +79,9 @@ export async function whenAcceptingCommands(redis: RedisClient, timeoutMs: numbe
   // The usual case, on every request: no timer to set.
   if (acceptsCommands(redis)) return;
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), timeoutMs);
-  const timedOut = new Promise<false>((resolve) => controller.signal.addEventListener("abort", () => resolve(false)));
   try {
-    if (!(await Promise.race([connected(redis, controller.signal).then(() => true), timedOut]))) throw unavailable();
+    if ((await settleWithin(connected(redis, controller.signal), timeoutMs)) === TIMED_OUT) throw unavailable();
   } finally {
-    clearTimeout(timer);
     controller.abort();
   }
 }

@@ -19,7 +19,7 @@
  * whole shutdown ends about the grace past the timeout, whatever is gone,
  * plus what dropping connections takes (each drop is bounded by the grace too).
  */
-import { timerDelay } from "../core/timerDelay.js";
+import { settlesWithin } from "../core/settleWithin.js";
 
 /** What steps begun past the deadline get, together; also how long a `force` may take. */
 const GRACE_MS = 1_000;
@@ -61,26 +61,13 @@ export function shutdownDeadline(timeoutMs: number): ShutdownDeadline {
     endsAt,
     async step(name, closing, force) {
       const end = Date.now() < endsAt() ? endsAt() : endsAt() + GRACE_MS;
-      if (await settledBy(closing, end)) return true;
+      if (await settlesWithin(closing, end - Date.now())) return true;
       abandoned.push(`${prefix}${name}`);
-      if (force !== undefined) await settledBy(Promise.resolve().then(force), Date.now() + GRACE_MS);
+      if (force !== undefined) await settlesWithin(Promise.resolve().then(force), GRACE_MS);
       return false;
     },
     abandoned: () => [...abandoned],
     part: (label) => labelled(`${prefix}${label}: `),
   });
   return labelled("");
-}
-
-/** Whether `promise` settles (either way) before the wall-clock time `deadline`. */
-export async function settledBy(promise: Promise<unknown>, deadline: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), timerDelay(Math.max(0, deadline - Date.now())));
-  });
-  try {
-    return await Promise.race([promise.then(() => true, () => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -22,6 +22,7 @@
 import { trace, type Tracer } from "@opentelemetry/api";
 import type { Telemetry } from "bullmq";
 import type { Config } from "../config.js";
+import { settlesWithin } from "../core/settleWithin.js";
 
 /** The instrumentation scope of compactd's own spans. */
 const TRACER_NAME = "compactd";
@@ -84,12 +85,7 @@ export async function startTracing(config: TracingConfig, defaultServiceName: st
     async shutdown() {
       bullmqTelemetry = undefined;
       // Flushing waits on the collector; one that is down must not hold up the exit.
-      let timer: NodeJS.Timeout | undefined;
-      const giveUp = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, FLUSH_ON_EXIT_MS);
-      });
-      await Promise.race([provider.shutdown().catch(() => undefined), giveUp]);
-      clearTimeout(timer);
+      await settlesWithin(provider.shutdown(), FLUSH_ON_EXIT_MS);
     },
   };
 }

@@ -13,6 +13,7 @@
 import { Worker } from "bullmq";
 import { ErrorCodes } from "../client/errorCodes.js";
 import type { Config } from "../config.js";
+import { settlesWithin } from "../core/settleWithin.js";
 import { prepareTokenCounter } from "../core/tokenCounter.js";
 import { createMetrics, type Metrics } from "../metrics/metrics.js";
 import { createLogger, type Logger } from "../telemetry/logger.js";
@@ -26,7 +27,7 @@ import { openQueueStores } from "../queue/queueStores.js";
 import { closeRedisConnection, createRedisConnection, redisEndpointOf } from "../queue/redisConnection.js";
 import { probeShards } from "../queue/redisReadiness.js";
 import type { RunningProcess } from "../queue/runningProcess.js";
-import { settledBy, shutdownDeadline, type ShutdownDeadline } from "../queue/shutdownDeadline.js";
+import { shutdownDeadline, type ShutdownDeadline } from "../queue/shutdownDeadline.js";
 import { createCallbackQueue } from "../webhooks/callbackQueue.js";
 import { createCallbackSender } from "../webhooks/callbackSender.js";
 import { createCallbackWorker } from "../webhooks/callbackWorker.js";
@@ -195,7 +196,7 @@ export async function runWorker(config: Config, options: WorkerOptions = {}): Pr
     const callbacksClosed = callbackWorker.close();
     // Active compactions get most of the deadline to finish; then the rest are
     // aborted, which hands each back to the queue for another worker.
-    if (!(await settledBy(workersClosed, finishBy))) {
+    if (!(await settlesWithin(workersClosed, finishBy - Date.now()))) {
       for (const worker of workers) worker.cancelAllJobs(SHUTDOWN_REASON);
     }
     // Past the deadline (Redis gone, say), the connections are dropped under

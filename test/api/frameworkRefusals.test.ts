@@ -6,16 +6,23 @@
  * they were refused for. Over real connections: Node's own limits are what
  * is tested.
  */
-import { describe, expect, it } from "vitest";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Queue } from "bullmq";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "../../src/api/buildApp.js";
+import { COMPACTION_QUEUE } from "../../src/queue/queueNames.js";
 import { apiForFile } from "../helpers/apiForFile.js";
 import { rawExchange, rawRequest } from "../helpers/rawHttp.js";
-import { bearer } from "../helpers/serviceConfig.js";
+import { deleteKeysUnder } from "../helpers/redisTestPrefix.js";
+import { bearer, serviceConfig, TEST_TENANTS } from "../helpers/serviceConfig.js";
 
 const api = apiForFile("framework-refusals", { COMPACTD_BODY_LIMIT_BYTES: "100000" });
 
 /** The count of answers with these labels, as GET /metrics exports it (0 for a series not there yet). */
-async function counted(method: string, route: string, status: number): Promise<number> {
-  const scrape = await rawRequest(api.port, { method: "GET", path: "/metrics" });
+async function counted(method: string, route: string, status: number, port = api.port): Promise<number> {
+  const scrape = await rawRequest(port, { method: "GET", path: "/metrics" });
   const series = `compactd_http_requests_total{method="${method}",route="${route}",status_code="${status}"} `;
   const line = scrape.body.split("\n").find((candidate) => candidate.startsWith(series));
   return line === undefined ? 0 : Number(line.slice(series.length));
@@ -35,14 +42,15 @@ async function expectRefusedAndCounted(
   status: number,
   code: string,
   request: () => Promise<{ status: number; body: string }>,
+  port = api.port,
 ): Promise<string> {
-  const before = await counted(labels.method, labels.route, status);
+  const before = await counted(labels.method, labels.route, status, port);
   const response = await request();
   expect(response.status, response.body).toBe(status);
   const { error } = JSON.parse(response.body) as { error: { code: string; message: string } };
   expect(error.code).toBe(code);
   expect(error.message.length).toBeGreaterThan(0);
-  expect(await counted(labels.method, labels.route, status)).toBe(before + 1);
+  expect(await counted(labels.method, labels.route, status, port)).toBe(before + 1);
   return response.body;
 }
 
@@ -151,5 +159,52 @@ describe("requests refused before a route sees them", () => {
     await expectRefusedAndCounted({ method: "unknown", route: "unparsed" }, 400, "bad_request", async () =>
       parsed(await rawExchange(api.port, "NOT HTTP AT ALL\r\n\r\n")),
     );
+  });
+});
+
+/**
+ * Node gives a request's line and headers `headersTimeout` (60 s) to arrive,
+ * and refuses one still unfinished then through the same clientError handler
+ * as the refusals above. (fastify turns Node's whole-request timeout off, so
+ * a body that arrives slowly is not refused this way.) The API here is
+ * fastify's own app with that timeout, and the interval at which Node checks
+ * it, shortened so the test takes a second rather than a minute; everything
+ * else is Node's own path.
+ */
+describe("a request whose headers do not arrive in time", () => {
+  const config = serviceConfig("request-timeout");
+  let app: FastifyInstance | undefined;
+  beforeAll(async () => {
+    app = await buildApp(config);
+    app.server.headersTimeout = 300;
+    // Read when the server starts listening (30 s by default); an option of createServer that fastify does not pass on.
+    (app.server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = 50;
+    await app.listen({ port: 0, host: "127.0.0.1" });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await deleteKeysUnder(config.queuePrefix);
+  });
+
+  it("408 in the API's error shape, counted as unparsed, and nothing queued", async () => {
+    const port = (app!.server.address() as AddressInfo).port;
+    const unfinished =
+      "POST /v1/compactions HTTP/1.1\r\nHost: localhost\r\n" +
+      `Authorization: Bearer ${TEST_TENANTS.acme}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n`;
+    const late = async () => parsed(await rawExchange(port, unfinished, { stall: true }));
+    await expectRefusedAndCounted({ method: "unknown", route: "unparsed" }, 408, "request_timeout", late, port);
+    const queue = new Queue(COMPACTION_QUEUE, { connection: { url: config.redisUrl }, prefix: config.queuePrefix });
+    try {
+      expect(await queue.getJobCounts("waiting", "prioritized", "delayed", "active", "completed", "failed")).toEqual({
+        waiting: 0,
+        prioritized: 0,
+        delayed: 0,
+        active: 0,
+        completed: 0,
+        failed: 0,
+      });
+    } finally {
+      await queue.close();
+    }
   });
 });

@@ -36,14 +36,20 @@ export function rawRequest(port: number, { method, path, headers = {}, body, age
   });
 }
 
-/** Writes `bytes` to a fresh connection and resolves with everything the server sends back before it closes. */
-export function rawExchange(port: number, bytes: string | Buffer): Promise<string> {
+/**
+ * Writes `bytes` to a fresh connection and resolves with everything the
+ * server sends back before it closes. With `stall`, the connection is left
+ * open after them, as a client that stalls mid-request leaves it (ending it
+ * instead makes the parser refuse the request as cut short, not as late).
+ */
+export function rawExchange(port: number, bytes: string | Buffer, { stall = false } = {}): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1");
     const chunks: Buffer[] = [];
     socket.on("data", (chunk) => chunks.push(chunk));
-    socket.on("end", () => resolve(Buffer.concat(chunks).toString("latin1")));
+    socket.on("close", () => resolve(Buffer.concat(chunks).toString("latin1")));
     socket.on("error", reject);
-    socket.end(bytes);
+    if (stall) socket.write(bytes);
+    else socket.end(bytes);
   });
 }

@@ -256,6 +256,9 @@ const OVERFLOW_PATTERNS: readonly RegExp[] = [
   // Generic, safe only because the throttling look-alikes are excluded first
   // (Bedrock Titan and Mistral: "Too many input tokens. Max input tokens: 8192")
   /too many (?:input |prompt )?tokens/i,
+  // Generic too, and matched by both peers of this module (pi's and WeKnora's): "token limit exceeded"
+  // with no per-minute budget or quota beside it is the window's. One that names the output is an output cap.
+  /(?<!\b(?:output|completion) )\btoken limit exceeded/i,
 ];
 
 /**

@@ -644,6 +644,10 @@ const wordings: readonly (readonly [provider: string, text: string])[] = [
   ["TGI input length", "Input validation error: `inputs` must have less than 1024 tokens. Given: 1500"],
   ["Bedrock Nova", "Input Tokens Exceeded: Number of input tokens exceeds maximum length. Please update the input to try again."],
   ["gpt-oss on Bedrock", "Input length (195071) exceeds model's maximum context length (131072)."],
+  // The generic fallback both peers of this package match (pi's overflow.ts, WeKnora's compaction package):
+  // with the per-minute and quota look-alikes excluded first, a token limit left unqualified is the window's.
+  ["generic token limit", "Token limit exceeded"],
+  ["generic token limit, in a sentence", "Request failed: token limit exceeded. Shorten the conversation and try again."],
 ];
 
 const lookAlikes: readonly Case[] = [
@@ -695,6 +699,10 @@ const lookAlikes: readonly Case[] = [
   {
     name: "a rate-limited proxy's token limit",
     err: "Rate limit reached: token limit exceeded for this minute",
+  },
+  {
+    name: "a token limit that names the output, an output cap",
+    err: "Output token limit exceeded: the model generates at most 8192 tokens",
   },
   // Throttling and capacity
   {

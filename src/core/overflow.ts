@@ -142,6 +142,8 @@ const EXCLUSIONS: readonly ((text: string) => boolean)[] = [
   // to anyone matching words alone; "Service unavailable: too many tokens" too.
   matches(/throttl/i),
   matches(/please wait\b/i),
+  // 429 in words: its reason phrase, which clients that keep only statusText report instead of the number.
+  matches(/too many requests/i),
   matches(/service ?unavailable/i),
   // Billing, credits and quotas: "You exceeded your current quota", Gemini's
   // "Quota exceeded for metric ... input_token_count", OpenRouter's "requires

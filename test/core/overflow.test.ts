@@ -722,6 +722,11 @@ const lookAlikes: readonly Case[] = [
     err: "Service unavailable: too many tokens",
   },
   {
+    // A client that reports the status by its reason phrase only (fetch's statusText) and the body after it
+    name: "a 429 named by its reason phrase, beside a token complaint",
+    err: "Too Many Requests: too many tokens",
+  },
+  {
     name: "Anthropic 529 overloaded",
     err: anthropicSdkError(529, anthropicBody("overloaded_error", "Overloaded")),
   },

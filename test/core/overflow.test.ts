@@ -644,6 +644,7 @@ const wordings: readonly (readonly [provider: string, text: string])[] = [
   ["TGI input length", "Input validation error: `inputs` must have less than 1024 tokens. Given: 1500"],
   ["Bedrock Nova", "Input Tokens Exceeded: Number of input tokens exceeds maximum length. Please update the input to try again."],
   ["gpt-oss on Bedrock", "Input length (195071) exceeds model's maximum context length (131072)."],
+  ["OpenAI-compatible proxies", "Requested token count exceeds the model's maximum context length of 131072 tokens"],
   // The generic fallback both peers of this package match (pi's overflow.ts, WeKnora's compaction package):
   // with the per-minute and quota look-alikes excluded first, a token limit left unqualified is the window's.
   ["generic token limit", "Token limit exceeded"],
@@ -977,6 +978,8 @@ const lookAlikes: readonly Case[] = [
     err: anthropicSdkError(400, anthropicBody("invalid_request_error", "messages.3: `tool_use` ids were found without `tool_result` blocks immediately after")),
   },
   { name: "a network failure", err: new TypeError("fetch failed") },
+  // Go's deadline error, as a Go gateway in front of the provider passes it on: "context" and "exceeded", no window
+  { name: "a gateway's request deadline", err: "context deadline exceeded" },
   { name: "a user abort", err: new APIUserAbortError() },
   { name: "a connection timeout", err: new APIConnectionTimeoutError() },
   {

@@ -240,8 +240,9 @@ const OVERFLOW_PATTERNS: readonly RegExp[] = [
   // GitHub Copilot: the message, and the code that stays when the message changes
   /prompt token count of \d+ exceeds the limit of \d+/i,
   /model_max_prompt_tokens_exceeded/i,
-  // llama.cpp server: the message, and its error type
-  /exceeds the available context size/i,
+  // llama.cpp server: the message (newer builds say "request (5000 tokens) exceeds
+  // context size (4096 tokens)"), and its error type
+  /\bexceeds (?:the available )?context size\b/i,
   /exceed_context_size_error/i,
   // LM Studio, older wording
   /greater than the context length/i,

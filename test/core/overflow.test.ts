@@ -627,6 +627,7 @@ const wordings: readonly (readonly [provider: string, text: string])[] = [
   ["GitHub Copilot error code", "model_max_prompt_tokens_exceeded"],
   ["llama.cpp", "the request exceeds the available context size, try increasing it"],
   ["llama.cpp error type", "exceed_context_size_error"],
+  ["llama.cpp, newer", "request (5000 tokens) exceeds context size (4096 tokens)"],
   ["vLLM", "The prompt (total length 25938) is too long to fit into the model (context length 4096)."],
   ["LM Studio", "tokens to keep from the initial prompt is greater than the context length"],
   ["LM Studio, newer", "However, the model is loaded with context length of only 32768 tokens, which is not enough."],

@@ -142,6 +142,8 @@ const EXCLUSIONS: readonly ((text: string) => boolean)[] = [
   // to anyone matching words alone; "Service unavailable: too many tokens" too.
   matches(/throttl/i),
   matches(/please wait\b/i),
+  // 429 in words: its reason phrase, which clients that keep only statusText report instead of the number.
+  matches(/too many requests/i),
   matches(/service ?unavailable/i),
   // Billing, credits and quotas: "You exceeded your current quota", Gemini's
   // "Quota exceeded for metric ... input_token_count", OpenRouter's "requires
@@ -238,8 +240,9 @@ const OVERFLOW_PATTERNS: readonly RegExp[] = [
   // GitHub Copilot: the message, and the code that stays when the message changes
   /prompt token count of \d+ exceeds the limit of \d+/i,
   /model_max_prompt_tokens_exceeded/i,
-  // llama.cpp server: the message, and its error type
-  /exceeds the available context size/i,
+  // llama.cpp server: the message (newer builds say "request (5000 tokens) exceeds
+  // context size (4096 tokens)"), and its error type
+  /\bexceeds (?:the available )?context size\b/i,
   /exceed_context_size_error/i,
   // LM Studio, older wording
   /greater than the context length/i,
@@ -256,6 +259,9 @@ const OVERFLOW_PATTERNS: readonly RegExp[] = [
   // Generic, safe only because the throttling look-alikes are excluded first
   // (Bedrock Titan and Mistral: "Too many input tokens. Max input tokens: 8192")
   /too many (?:input |prompt )?tokens/i,
+  // Generic too, and matched by both peers of this module (pi's and WeKnora's): "token limit exceeded"
+  // with no per-minute budget or quota beside it is the window's. One that names the output is an output cap.
+  /(?<!\b(?:output|completion) )\btoken limit exceeded/i,
 ];
 
 /**

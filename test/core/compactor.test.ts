@@ -105,6 +105,18 @@ describe("Compactor", () => {
     expect(peak).toBe(2);
   });
 
+  it("heads the summary of a split turn's start as the turn in progress, after the history's summary", async () => {
+    const { compactor } = compactorWith();
+    const raw = conversation(reactTurn({ rounds: 6, toolResultChars: 3_000 }), reactTurn({ rounds: 40, toolResultChars: 2_500 }));
+    const result = await compactor.compact(parseConversation(raw), manual);
+    expect(result.splitTurn).toBe(true);
+    const history = result.summary.indexOf("Summary of history");
+    const heading = result.summary.indexOf("## Turn in progress");
+    expect(history).toBeGreaterThanOrEqual(0);
+    expect(heading).toBeGreaterThan(history);
+    expect(result.summary.indexOf("Summary of turnPrefix")).toBeGreaterThan(heading);
+  });
+
   it("reports nothing to compact for a small conversation and makes no call", async () => {
     const { compactor, summarizer } = compactorWith();
     await expect(compactor.compact(parseConversation(reactTurn({ rounds: 2 })), manual)).rejects.toBeInstanceOf(NothingToCompactError);
@@ -136,6 +148,20 @@ describe("Compactor", () => {
     expect(update.prompt.split("summary number 1")).toHaveLength(2);
     expect(summariesIn(second.messages)).toBe(1);
     expect(second.summary).toContain("summary number 2");
+  });
+
+  it("updates the previous summary when only the running turn grew since, and still one summary survives", async () => {
+    const { compactor, summarizer } = compactorWith();
+    const first = await compactor.compact(parseConversation(reactTurn({ rounds: 40, toolResultChars: 2_500, endsWith: "toolResults" })), manual);
+    expect(first.splitTurn).toBe(true);
+    // More rounds of the same turn: no new request from the user.
+    const moreRounds = reactTurn({ rounds: 30, toolResultChars: 2_500 }).slice(1);
+    const second = await compactor.compact(parseConversation([...first.messages, ...moreRounds]), manual);
+    const update = summarizer.requests.slice(1).find((r) => r.kind === "history")!;
+    expect(update.previousSummary).toContain("Summary of turnPrefix");
+    expect(update.prompt.split("Summary of turnPrefix")).toHaveLength(2);
+    expect(summariesIn(second.messages)).toBe(1);
+    expect(second.degraded).toBe(false);
   });
 
   it("rejects a truncated summary, retries once, then falls back to a degraded offline summary that still frees tokens", async () => {
@@ -171,6 +197,19 @@ describe("Compactor", () => {
     expect(result.degradation).toEqual([]);
     expect(result.degradedReason).toBeNull();
     expect(result.summary).toContain("recovered");
+  });
+
+  it("tries again after an attempt that stalled before any output, and takes the second answer", async () => {
+    let historyCalls = 0;
+    const { compactor, summarizer } = compactorWith(
+      (kind) => (kind === "history" && ++historyCalls === 1 ? { kind: "silent" } : { kind: "reply", text: "## Goal\nanswered on the retry" }),
+      { ...WINDOW, stallTimeoutMs: 50 },
+    );
+    const result = await compactor.compact(parseConversation(longSession()), manual);
+    expect(ofKind(summarizer.requests, "history")).toHaveLength(2);
+    expect(result.degraded).toBe(false);
+    expect(result.degradation).toEqual([]);
+    expect(result.summary).toContain("answered on the retry");
   });
 
   it("keeps a large previous summary whole in the degraded offline summary: it is the only record of what came before", async () => {
@@ -240,6 +279,22 @@ describe("Compactor", () => {
     expect(history.omitted).toBeGreaterThan(0);
     expect(history.prompt).toContain((opening.raw as { content: string }).content);
     expect(history.prompt).toContain(`${history.omitted} messages right after the first message shown are left out`);
+  });
+
+  it("fits each summarization request whole (system prompt, prompt and completion cap) in a small window by leaving messages out, not by degrading", async () => {
+    const settings = { contextWindow: 20_000, reserveTokens: 8_000, keepRecentTokens: 2_000 };
+    const turns = Array.from({ length: 150 }, (_, i) => reactTurn({ rounds: 1, toolResultChars: 600, turnId: `turn-${i}` }));
+    // A previous summary of some 5,000 tokens: a request that did not count it would overflow by about as much.
+    const raw: RawMessage[] = [{ ...summaryMessage(`## Goal\n${fillerText(24_000)}`) }, ...conversation(...turns), { role: "user", content: "next" }];
+    const { compactor, summarizer } = compactorWith(undefined, settings);
+    const result = await compactor.compact(parseConversation(raw), manual);
+    expect(result.degraded).toBe(false);
+    expect(result.omitted).toBeGreaterThan(0);
+    expect(result.checkpoint?.turnId).toBe(raw[result.firstKeptIndex - 1]!.turn_id);
+    const estimator = new TokenEstimator();
+    for (const request of summarizer.requests) {
+      expect(estimator.countText(request.system) + estimator.countText(request.prompt) + request.maxTokens).toBeLessThanOrEqual(settings.contextWindow);
+    }
   });
 
   it("gives up at once on a request any provider's SDK reports refused as it is (a 4xx but 408, 409, 429), quoting the provider", async () => {

@@ -38,6 +38,33 @@ describe("file operations", () => {
     expect(ops.read).not.toContain("f1.ts");
   });
 
+  it("keeps a path this range touched when the inherited list is already full, evicting the oldest inherited one", () => {
+    const full = Array.from({ length: MAX_FILE_PATHS }, (_, i) => `/w/${String(i).padStart(2, "0")}.txt`);
+    for (const [tool, list] of [["read_file", "read"], ["edit_file", "modified"]] as const) {
+      const inherited = splitFileOperations(`prose\n\n${formatFileOperations({ ...NO_FILE_OPERATIONS, [list]: full })}`).files;
+      const ops = collectFileOperations(calls([tool, { path: "/w/newest.txt" }]), inherited);
+      expect(ops[list]).toEqual([...full.slice(1), "/w/newest.txt"]);
+      // And the next compaction, reading these blocks back, still has it.
+      expect(splitFileOperations(formatFileOperations(ops)).files[list]).toContain("/w/newest.txt");
+    }
+  });
+
+  it("takes a path given with spaces around it as that path, and a blank one as none, evicting nothing for either", () => {
+    const full = Array.from({ length: MAX_FILE_PATHS }, (_, i) => `/w/${String(i).padStart(2, "0")}.txt`);
+    const ops = collectFileOperations(calls(["edit_file", { path: " /w/00.txt " }], ["edit_file", { path: "  " }]), { read: [], modified: full });
+    expect(ops.modified).toEqual([...full.slice(1), "/w/00.txt"]);
+  });
+
+  it("skips a call whose arguments did not parse (cut off mid-JSON) and one that names no path", () => {
+    const raw = [
+      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "write_file", arguments: '{"path":"/w/a.html","content":"<htm' } }] },
+      { role: "tool", tool_call_id: "c1", content: "error: invalid arguments" },
+      { role: "assistant", content: null, tool_calls: [{ id: "c2", type: "function", function: { name: "write_file", arguments: '{"content":"no path here"}' } }] },
+      { role: "tool", tool_call_id: "c2", content: "error: path is required" },
+    ];
+    expect(collectFileOperations(parseConversation(raw).messages, NO_FILE_OPERATIONS)).toEqual(NO_FILE_OPERATIONS);
+  });
+
   it("round-trips through the tagged blocks appended to a summary", () => {
     const ops = { read: ["a.ts", "b.ts"], modified: ["c.ts"] };
     const summary = `## Goal\nship\n\n${formatFileOperations(ops)}`;

@@ -627,6 +627,7 @@ const wordings: readonly (readonly [provider: string, text: string])[] = [
   ["GitHub Copilot error code", "model_max_prompt_tokens_exceeded"],
   ["llama.cpp", "the request exceeds the available context size, try increasing it"],
   ["llama.cpp error type", "exceed_context_size_error"],
+  ["llama.cpp, newer", "request (5000 tokens) exceeds context size (4096 tokens)"],
   ["vLLM", "The prompt (total length 25938) is too long to fit into the model (context length 4096)."],
   ["LM Studio", "tokens to keep from the initial prompt is greater than the context length"],
   ["LM Studio, newer", "However, the model is loaded with context length of only 32768 tokens, which is not enough."],
@@ -644,6 +645,11 @@ const wordings: readonly (readonly [provider: string, text: string])[] = [
   ["TGI input length", "Input validation error: `inputs` must have less than 1024 tokens. Given: 1500"],
   ["Bedrock Nova", "Input Tokens Exceeded: Number of input tokens exceeds maximum length. Please update the input to try again."],
   ["gpt-oss on Bedrock", "Input length (195071) exceeds model's maximum context length (131072)."],
+  ["OpenAI-compatible proxies", "Requested token count exceeds the model's maximum context length of 131072 tokens"],
+  // The generic fallback both peers of this package match (pi's overflow.ts, WeKnora's compaction package):
+  // with the per-minute and quota look-alikes excluded first, a token limit left unqualified is the window's.
+  ["generic token limit", "Token limit exceeded"],
+  ["generic token limit, in a sentence", "Request failed: token limit exceeded. Shorten the conversation and try again."],
 ];
 
 const lookAlikes: readonly Case[] = [
@@ -696,6 +702,10 @@ const lookAlikes: readonly Case[] = [
     name: "a rate-limited proxy's token limit",
     err: "Rate limit reached: token limit exceeded for this minute",
   },
+  {
+    name: "a token limit that names the output, an output cap",
+    err: "Output token limit exceeded: the model generates at most 8192 tokens",
+  },
   // Throttling and capacity
   {
     name: "Bedrock ThrottlingException 'Too many tokens'",
@@ -712,6 +722,11 @@ const lookAlikes: readonly Case[] = [
   {
     name: "Bedrock service unavailable",
     err: "Service unavailable: too many tokens",
+  },
+  {
+    // A client that reports the status by its reason phrase only (fetch's statusText) and the body after it
+    name: "a 429 named by its reason phrase, beside a token complaint",
+    err: "Too Many Requests: too many tokens",
   },
   {
     name: "Anthropic 529 overloaded",
@@ -964,6 +979,8 @@ const lookAlikes: readonly Case[] = [
     err: anthropicSdkError(400, anthropicBody("invalid_request_error", "messages.3: `tool_use` ids were found without `tool_result` blocks immediately after")),
   },
   { name: "a network failure", err: new TypeError("fetch failed") },
+  // Go's deadline error, as a Go gateway in front of the provider passes it on: "context" and "exceeded", no window
+  { name: "a gateway's request deadline", err: "context deadline exceeded" },
   { name: "a user abort", err: new APIUserAbortError() },
   { name: "a connection timeout", err: new APIConnectionTimeoutError() },
   {

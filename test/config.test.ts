@@ -152,7 +152,7 @@ describe("loadConfig", () => {
     expect(error.message).toContain('PORT="0": expected an integer from 1 to 65535');
     expect(error.message).toContain('METRICS_PORT="70000": expected an integer from 1 to 65535');
     expect(error.message).toContain('WORKER_CONCURRENCY="-3": expected an integer from 1 to 1000');
-    expect(error.message).toContain('COMPACTD_JOB_ATTEMPTS="2.5": expected an integer ≥ 1');
+    expect(error.message).toContain('COMPACTD_JOB_ATTEMPTS="2.5": expected an integer from 1 to 28');
     expect(error.message).toContain("REDIS_URL=\"http://127.0.0.1:6379\": expected a URL starting with redis:// or rediss://");
     expect(error.message).toContain('ANTHROPIC_BASE_URL="not a url": expected a URL starting with http:// or https://');
     expect(error.message).toContain('COMPACTD_CALLBACK_MAX_AGE_HOURS="0": expected a positive number of at most 720');
@@ -258,11 +258,16 @@ describe("loadConfig", () => {
     // BullMQ waits COMPACTD_JOB_BACKOFF_MS × 2^(n−1) after failed attempt n: before the last of 17 attempts at 2000 ms, 18.2 hours.
     expect(loadConfig({ COMPACTD_JOB_ATTEMPTS: "17" }).jobAttempts).toBe(17);
     expect(loadConfig({ COMPACTD_JOB_ATTEMPTS: "6", COMPACTD_JOB_BACKOFF_MS: "3600000" }).jobAttempts).toBe(6);
-    for (const [attempts, backoff, most] of [["18", "2000", 17], ["40", "2000", 17], ["7", "3600000", 6], ["1000000", "1", 28]] as const) {
+    for (const [attempts, backoff, most] of [["18", "2000", 17], ["28", "2000", 17], ["7", "3600000", 6], ["28", "2", 27]] as const) {
       const error = problemsOf({ COMPACTD_JOB_ATTEMPTS: attempts, COMPACTD_JOB_BACKOFF_MS: backoff });
       expect(error.problems.map((p) => p.variable)).toEqual(["COMPACTD_JOB_ATTEMPTS"]);
       expect(error.message).toContain(`COMPACTD_JOB_ATTEMPTS="${attempts}": expected at most ${most} with COMPACTD_JOB_BACKOFF_MS=${backoff}`);
     }
+  });
+
+  it("refuses more compaction attempts than the shortest backoff allows by their own range, which the Helm chart's schema can state", () => {
+    expect(loadConfig({ COMPACTD_JOB_ATTEMPTS: "28", COMPACTD_JOB_BACKOFF_MS: "1" }).jobAttempts).toBe(28);
+    for (const value of ["29", "1000000"]) expectRefusedAlone("COMPACTD_JOB_ATTEMPTS", value, "expected an integer from 1 to 28");
   });
 
   it("accepts queue prefixes with and without a hash tag but not with a broken one", () => {
@@ -283,6 +288,6 @@ describe("CONFIG_VARIABLES", () => {
       expect(variable.default).not.toBe("");
       expect(variable.description).not.toBe("");
     }
-    expect(CONFIG_VARIABLES.find((v) => v.env === "COMPACTD_BODY_LIMIT_BYTES")?.default).toBe("20971520 (20 MiB)");
+    expect(CONFIG_VARIABLES.find((v) => v.env === "COMPACTD_BODY_LIMIT_BYTES")?.default).toBe("`20971520` (20 MiB)");
   });
 });

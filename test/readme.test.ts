@@ -1,15 +1,25 @@
 /**
  * The README's tables are documentation users configure and alert from; these
- * checks keep them equal to what the code really reads and exports.
+ * checks keep them equal to what the code really reads and exports. The
+ * environment table is generated from CONFIG_VARIABLES:
+ * `UPDATE_README=1 npx vitest run test/readme.test.ts` rewrites it.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { CONFIG_VARIABLES } from "../src/config.js";
 import { createMetrics } from "../src/metrics/metrics.js";
 import { repoRoot } from "./helpers/repoRoot.js";
 
-const readme = readFileSync(path.join(repoRoot, "README.md"), "utf8");
+const readmePath = path.join(repoRoot, "README.md");
+const readme = readFileSync(readmePath, "utf8");
+
+const CONFIGURATION_HEADER = "| variable | default | meaning |\n|---|---|---|\n";
+
+function configurationTable(): string {
+  const rows = CONFIG_VARIABLES.map((variable) => `| \`${variable.env}\` | ${variable.default} | ${variable.description} |\n`);
+  return CONFIGURATION_HEADER + rows.join("");
+}
 
 /** First-column names of the markdown table rows under `heading`. */
 function tableNames(heading: string): string[] {
@@ -19,8 +29,13 @@ function tableNames(heading: string): string[] {
 }
 
 describe("README", () => {
-  it("documents exactly the environment variables the service reads", () => {
-    expect(tableNames("### Configuration").sort()).toEqual(CONFIG_VARIABLES.map((v) => v.env).sort());
+  it("holds the environment table generated from the service's own table, bounds included", () => {
+    const start = readme.indexOf(CONFIGURATION_HEADER, readme.indexOf("### Configuration"));
+    const end = readme.indexOf("\n\n", start) + 1;
+    expect(start).toBeGreaterThan(0);
+    const generated = readme.slice(0, start) + configurationTable() + readme.slice(end);
+    if (process.env.UPDATE_README === "1") writeFileSync(readmePath, generated);
+    expect(readme).toBe(generated);
   });
 
   it("documents exactly the compactd_ metrics the service exports", async () => {

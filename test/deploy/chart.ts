@@ -2,6 +2,7 @@
  * The Helm chart's files as the deploy tests read them.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { Ajv } from "ajv";
 import { parse, parseAllDocuments } from "yaml";
 import { PLACEHOLDER, segments, yamlView } from "./goTemplate.js";
 
@@ -35,6 +36,33 @@ export function readValues(): Values {
 
 export function readSchema(): Record<string, unknown> {
   return JSON.parse(readChartFile("values.schema.json")) as Record<string, unknown>;
+}
+
+/** values.schema.json as Helm applies it before rendering; `errors` says why values failed. */
+export const validateValues = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(readSchema());
+
+/** A deep copy of the defaults with one change at `path` (dot-separated). */
+export function changed(path: string, value: unknown): Values {
+  const values = structuredClone(readValues());
+  const keys = path.split(".");
+  let node = values as Record<string, unknown>;
+  for (const key of keys.slice(0, -1)) node = node[key] as Record<string, unknown>;
+  node[keys.at(-1)!] = value;
+  return values;
+}
+
+/**
+ * A value of values.config as the ConfigMap renders it (_helpers.tpl,
+ * compactd.envString): numbers as numerals, text trimmed.
+ */
+function envString(value: unknown): string {
+  return typeof value === "string" ? value.trim() : String(value);
+}
+
+/** values.config as the environment the ConfigMap gives the containers: a blank value is left out. */
+export function configEnv(values: Values): Record<string, string> {
+  const entries = Object.entries(values.config as Record<string, unknown>).map(([key, value]) => [key, envString(value)] as const);
+  return Object.fromEntries(entries.filter(([, text]) => text !== ""));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { CONFIG_VARIABLES } from "../../src/config.js";
+import { CONFIG_VARIABLES, loadConfig } from "../../src/config.js";
 import { copyOf, envOf, execForm, parseDockerfile, type Dockerfile, type Stage } from "./dockerfile.js";
 
 const ROOT = new URL("../../", import.meta.url);
@@ -25,10 +25,11 @@ function npmCi(stage: Stage): string[] {
   return all(stage, "RUN").filter((run) => /\bnpm (ci|install|i)\b/.test(run));
 }
 
+/** The value the service takes for `env` when it is unset. */
 function configDefault(env: string): string {
   const variable = CONFIG_VARIABLES.find((v) => v.env === env);
   if (variable === undefined) throw new Error(`${env} is not a config variable`);
-  return variable.default;
+  return String(loadConfig({})[variable.field]);
 }
 
 /** Whether a .dockerignore pattern list keeps `path` out of the build context (last match wins). */

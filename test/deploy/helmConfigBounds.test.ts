@@ -1,0 +1,232 @@
+/**
+ * The chart refuses what the service refuses: for every variable of
+ * values.config, values.schema.json accepts a value exactly when loadConfig
+ * takes it from the ConfigMap. A value the schema lets through and the
+ * service refuses passes `helm install` and then crash-loops every pod.
+ *
+ * Numbers are probed at the bounds src/config.ts declares (ValueForm), as
+ * strings (values.yaml, `--set-string`) and as numbers (`--set`); choices
+ * and flags with each value in other cases; text with a few values each.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { isMap, isScalar, parseDocument } from "yaml";
+import { describe, expect, it } from "vitest";
+import { CONFIG_VARIABLES, loadConfig, type ValueForm } from "../../src/config.js";
+import { changed, CHART, configEnv, readChartFile, readSchema, readValues, validateValues, type Values } from "./chart.js";
+import { rangeAlternatives, withGeneratedConfig } from "./configSchema.js";
+
+function formOf(env: string): ValueForm {
+  const variable = CONFIG_VARIABLES.find((v) => v.env === env);
+  if (variable === undefined) throw new Error(`${env} is not a config variable`);
+  return variable.form;
+}
+
+/** The value a form's bound allows at its `end`: what makes a rule across variables leave the other one alone. */
+function extreme(env: string, end: "min" | "max"): string {
+  const form = formOf(env);
+  if (form.kind !== "integer") throw new Error(`${env} has no integer bounds`);
+  return String(form[end]);
+}
+
+/**
+ * Rules between two variables, which no schema of one value can state:
+ * loadConfig alone enforces them, and values.yaml's comment of the variable
+ * names the other. Each variable is probed with `other` at the end of its
+ * range (`lenient`) where the rule leaves the variable's own bounds the whole
+ * story.
+ */
+const ACROSS_VARIABLES = [
+  {
+    env: "COMPACTD_JOB_ATTEMPTS",
+    other: "COMPACTD_JOB_BACKOFF_MS",
+    lenient: "min",
+    reason: "the last retry waits the backoff doubled per attempt, which must stay within a day",
+  },
+  {
+    env: "COMPACTD_JOB_BACKOFF_MS",
+    other: "COMPACTD_JOB_ATTEMPTS",
+    lenient: "min",
+    reason: "the last retry waits the backoff doubled per attempt, which must stay within a day",
+  },
+  {
+    env: "COMPACTD_CALLBACK_BACKOFF_MS",
+    other: "COMPACTD_CALLBACK_MAX_BACKOFF_MS",
+    lenient: "max",
+    reason: "the longest delay between callback attempts is at least the first",
+  },
+  {
+    env: "COMPACTD_CALLBACK_MAX_BACKOFF_MS",
+    other: "COMPACTD_CALLBACK_BACKOFF_MS",
+    lenient: "min",
+    reason: "the longest delay between callback attempts is at least the first",
+  },
+] as const;
+
+/**
+ * Text the schema's pattern takes and the service still refuses: what only
+ * its parser can tell. Each is a known gap, checked to be one.
+ */
+const LOOSER_THAN_THE_SERVICE: Record<string, { readonly value: string; readonly reason: string }> = {
+  ANTHROPIC_BASE_URL: { value: "http://[", reason: "a host (or port) the WHATWG URL parser refuses" },
+  OTEL_EXPORTER_OTLP_ENDPOINT: { value: "https://host:99999", reason: "a host (or port) the WHATWG URL parser refuses" },
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: { value: "http://[", reason: "a host (or port) the WHATWG URL parser refuses" },
+  COMPACTD_CALLBACK_ALLOW: { value: "fd00:::1/64", reason: "an IPv6 address node:net finds malformed" },
+};
+
+const URLS = [
+  "http://127.0.0.1:4010",
+  " https://api.example.com/v1 ",
+  "HTTPS://collector.monitoring:4318",
+  "not a url",
+  "ftp://example.com",
+  "http://",
+  "http://a b",
+  "redis://redis:6379",
+];
+
+/** Probes of the variables whose text only the service's own code checks. */
+const TEXT_PROBES: Record<string, readonly string[]> = {
+  ANTHROPIC_BASE_URL: URLS,
+  OTEL_EXPORTER_OTLP_ENDPOINT: URLS,
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: URLS,
+  COMPACTD_MODEL: ["claude-sonnet-5-5", " anthropic/claude-3.5:beta ", "x".repeat(200), "x".repeat(201), "claude sonnet", "claude-\u0007"],
+  COMPACTD_QUEUE_PREFIX: ["{compactd}", "compactd", "app:{t1}", " {t1} ", "a}b{c}d", "a{b}c{d}", "{compactd", "compactd}", "{}", "{a{b}", "a b"],
+  COMPACTD_CALLBACK_ALLOW: [
+    "127.0.0.1, 10.0.0.0/8, ::1, fd00::/8, hooks.internal, *.svc.cluster.local",
+    "Hooks.Internal., 10.1.0.0/016, fe80::1%eth0, ::/0",
+    " , 192.168.0.0/32 ,",
+    "10.0.0.0/33",
+    "fd00::/129",
+    "bad_host!",
+    "*.",
+    "hooks internal",
+    "10.0.0.1/8/8",
+    "-host.internal",
+  ],
+  OTEL_SERVICE_NAME: ["compactd", "compactd api"],
+};
+
+/** Malformed numerals the service refuses whatever its bounds. */
+const NOT_NUMERALS = ["1e3", "0x10", "+5", "-0", "5 5", "five", "1,000", ".5", "5."];
+
+function bothForms(numbers: readonly number[]): unknown[] {
+  return numbers.flatMap((n) => [n, String(n)]);
+}
+
+/** Values to try for `env`, from the bounds the service declares for it. */
+function probes(env: string): unknown[] {
+  const form = formOf(env);
+  const blank = ["", "  "];
+  switch (form.kind) {
+    case "integer":
+      return [
+        ...bothForms([form.min - 1, form.min, form.min + 0.5, form.max - 1, form.max, form.max + 1, form.max + 0.5]),
+        ` ${form.max} `,
+        `00${form.min}`,
+        `${form.max}.0`,
+        ...blank,
+        ...NOT_NUMERALS,
+      ];
+    case "decimal":
+      return [
+        ...bothForms([-1, 0, 0.25, 1, form.max - 0.5, form.max, form.max + 0.5, form.max + 1]),
+        "0.0",
+        "00.5",
+        ` ${form.max}.000 `,
+        `0${form.max}`,
+        ...blank,
+        ...NOT_NUMERALS,
+      ];
+    case "choice":
+      return [...form.values.flatMap((value) => [value, value.toUpperCase(), ` ${value} `, `${value}x`]), ...blank, "x"];
+    case "flag":
+      return ["true", "false", "TRUE", " False ", true, false, ...blank, "yes", "1", 1, 0];
+    case "text": {
+      const values = TEXT_PROBES[env];
+      if (values === undefined) throw new Error(`${env}: its text is checked by the service's code; give TEXT_PROBES a few values for it`);
+      return [...values, ...blank];
+    }
+  }
+}
+
+/** The defaults with `env` set to `value` and `others` set as given. */
+function valuesWith(env: string, value: unknown, others: Record<string, string> = {}): Values {
+  const values = changed(`config.${env}`, value);
+  Object.assign(values.config as object, others);
+  return values;
+}
+
+function serviceTakes(values: Values): boolean {
+  try {
+    loadConfig({ ...configEnv(values), REDIS_URL: "redis://redis:6379" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** How the chart and the service disagree on `env`=`value` (with `others` set), or undefined when they agree. */
+function disagreement(env: string, value: unknown, others: Record<string, string> = {}): string | undefined {
+  const values = valuesWith(env, value, others);
+  const [chart, service] = [validateValues(values), serviceTakes(values)];
+  if (chart === service) return undefined;
+  return `${env}=${JSON.stringify(value)}: the chart ${chart ? "accepts" : "refuses"} it, the service ${service ? "takes" : "refuses"} it`;
+}
+
+function disagreements(env: string, others: Record<string, string>): string[] {
+  return probes(env).flatMap((value) => disagreement(env, value, others) ?? []);
+}
+
+/** The other variables set so that a rule across variables leaves `env`'s own bounds the whole story. */
+function lenientOthers(env: string): Record<string, string> {
+  const rules = ACROSS_VARIABLES.filter((rule) => rule.env === env);
+  return Object.fromEntries(rules.map((rule) => [rule.other, extreme(rule.other, rule.lenient)]));
+}
+
+const configKeys = Object.keys(readValues().config as object);
+
+describe("values.schema.json against the service's own configuration rules", () => {
+  it.each(configKeys)("accepts %s exactly when the service does", (env) => {
+    expect(disagreements(env, lenientOthers(env))).toEqual([]);
+  });
+
+  it.each(Object.entries(LOOSER_THAN_THE_SERVICE).map(([env, gap]) => [env, gap.value, gap.reason]))(
+    "lets through %s=%s, %s",
+    (env, value) => {
+      expect(disagreement(env, value)).toBe(`${env}=${JSON.stringify(value)}: the chart accepts it, the service refuses it`);
+    },
+  );
+
+  it.each(ACROSS_VARIABLES.map((rule) => [rule.env, rule.other, rule.reason, rule.lenient] as const))(
+    "leaves %s against %s to the service (%s), as values.yaml says",
+    (env, other, _reason, lenient) => {
+      const strict = extreme(other, lenient === "min" ? "max" : "min");
+      expect(disagreements(env, { [other]: strict }).some((entry) => entry.endsWith("the chart accepts it, the service refuses it"))).toBe(true);
+      expect(commentOf(env)).toContain(other);
+    },
+  );
+
+  it("states each generated bound as the service does (UPDATE_HELM_SCHEMA=1 rewrites it)", () => {
+    const generated = `${JSON.stringify(withGeneratedConfig(readSchema()), null, 2)}\n`;
+    if (process.env.UPDATE_HELM_SCHEMA === "1") writeFileSync(new URL("values.schema.json", CHART), generated);
+    expect(readChartFile("values.schema.json")).toBe(generated);
+  });
+
+  it("matches exactly the numerals of a range, as a pattern", () => {
+    for (const [min, max] of [[0, 1000], [1, 9], [7, 613], [100, 1999], [10, 10]] as const) {
+      const pattern = new RegExp(`^(?:${rangeAlternatives(min, max).join("|")})$`);
+      for (let n = 0; n <= 2100; n++) expect(pattern.test(String(n)), `${n} in ${min}..${max}`).toBe(n >= min && n <= max);
+    }
+    const unbounded = new RegExp(`^(?:${rangeAlternatives(0, Number.MAX_SAFE_INTEGER).join("|")})$`);
+    expect([String(Number.MAX_SAFE_INTEGER), "9007199254740992", "10000000000000000"].map((n) => unbounded.test(n))).toEqual([true, false, false]);
+  });
+});
+
+/** The comment values.yaml writes above `config.<env>`. */
+function commentOf(env: string): string {
+  const config = parseDocument(readFileSync(new URL("values.yaml", CHART), "utf8")).get("config", true);
+  if (!isMap(config)) throw new Error("values.yaml has no config map");
+  const pair = config.items.find((item) => isScalar(item.key) && item.key.value === env);
+  if (pair === undefined || !isScalar(pair.key)) throw new Error(`values.yaml has no config.${env}`);
+  return pair.key.commentBefore ?? "";
+}

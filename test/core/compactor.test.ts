@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createCompactor, OFFLINE_SUMMARIZER, type CompactOptions, type Result } from "../../src/core/compactor.js";
+import { Compactor, createCompactor, OFFLINE_SUMMARIZER, type CompactOptions, type Result } from "../../src/core/compactor.js";
 import type { DegradationCause } from "../../src/core/degradation.js";
 import { CompactionDisabledError, NothingToCompactError } from "../../src/core/errors.js";
 import { splitFileOperations } from "../../src/core/fileOperations.js";
@@ -44,6 +44,17 @@ describe("Compactor", () => {
   it("is not built without a context window or without a summarizer", () => {
     expect(createCompactor({ settings: {}, summarizer: scriptedSummarizer() })).toBeNull();
     expect(createCompactor({ settings: { contextWindow: 100_000 }, summarizer: undefined })).toBeNull();
+  });
+
+  it("cannot be constructed where createCompactor returns null: without a window there is no budget, even for an overflow", () => {
+    // Built directly, it once summarized 47 messages into empty transcripts: every message was over a budget of 0.
+    expect(() => new Compactor(normalizeSettings({}), scriptedSummarizer())).toThrow(
+      new TypeError("new Compactor: settings.contextWindow must be above 0 (without a window there is no budget to enforce); createCompactor returns null instead"),
+    );
+    const noSummarizer = undefined as unknown as ConstructorParameters<typeof Compactor>[1];
+    expect(() => new Compactor(normalizeSettings({ contextWindow: 100_000 }), noSummarizer)).toThrow(
+      new TypeError("new Compactor: a summarizer is required; createCompactor returns null instead"),
+    );
   });
 
   it("replaces the head with one summary and returns the tail exactly as it came in", async () => {

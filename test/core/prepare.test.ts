@@ -20,6 +20,12 @@ describe("prepare", () => {
     expect(prepare(conv, settings, new TokenEstimator())).toBeNull();
   });
 
+  it("returns null without a context window: there is no budget to enforce, and every message would be left out of the summarizer's input", () => {
+    const conv = parseConversation(conversation(...Array.from({ length: 4 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 }))));
+    expect(prepare(conv, normalizeSettings({ keepRecentTokens: 4_000 }), new TokenEstimator())).toBeNull();
+    expect(prepare(conv, normalizeSettings({ contextWindow: 200_000, keepRecentTokens: 4_000 }), new TokenEstimator())).not.toBeNull();
+  });
+
   it("collects complete turns for the history and the head of a split turn separately", () => {
     const first = reactTurn({ rounds: 3, turnId: "t1" });
     const second = reactTurn({ rounds: 30, toolResultChars: 1_500, turnId: "t2" });

@@ -94,6 +94,18 @@ describe("prepare", () => {
     expect(prep.turnPrefixInput.transcript).toContain((turn[0] as { content: string }).content);
   });
 
+  it("records the file paths of the turn-prefix messages left out of its summarizer input", () => {
+    const small = normalizeSettings({ contextWindow: 24_000, reserveTokens: 4_000, keepRecentTokens: 2_000 });
+    const turn = reactTurn({ rounds: 40, toolResultChars: 2_500, requestChars: 400 });
+    const prep = prepare(parseConversation(conversation(reactTurn({ rounds: 1 }), turn)), small, new TokenEstimator())!;
+    expect(prep.omittedTurnPrefix).toBeGreaterThan(0);
+    const leftOut = prep.turnPrefixMessages.filter((m) => !prep.turnPrefixInput.messages.includes(m));
+    expect(leftOut).toHaveLength(prep.omittedTurnPrefix);
+    const leftOutPaths = JSON.stringify(leftOut.map((m) => m.raw)).match(/src\/t\d+\/file\d+_0\.ts/g)!;
+    expect(leftOutPaths.length).toBeGreaterThan(0);
+    for (const path of leftOutPaths) expect(prep.fileOperations.read).toContain(path);
+  });
+
   it("offers a checkpoint only when the history ends exactly on a stored turn", () => {
     const onBoundary = parseConversation(
       conversation(reactTurn({ rounds: 4, toolResultChars: 2_000, turnId: "a" }), reactTurn({ rounds: 4, toolResultChars: 2_000, turnId: "b" }), reactTurn({ rounds: 1, turnId: "c" })),

@@ -160,8 +160,20 @@ const SUMMARY_ATTEMPTS = 2;
  */
 export function createCompactor(options: CompactorOptions): Compactor | null {
   const settings = normalizeSettings(options.settings);
-  if (settings.contextWindow <= 0 || options.summarizer === undefined) return null;
-  return new Compactor(settings, options.summarizer);
+  if (whyCompactionCannotRun(settings, options.summarizer) !== undefined) return null;
+  return new Compactor(settings, options.summarizer!);
+}
+
+/**
+ * Why a compactor with these settings and this summarizer could not run, or
+ * undefined when it can. Without a window there is no budget to enforce: every
+ * message would be over it, and a compaction would send the summarizer empty
+ * transcripts and drop what they stood for.
+ */
+function whyCompactionCannotRun(settings: Settings, summarizer: SummarizerChoice | undefined): string | undefined {
+  if (!(settings.contextWindow > 0)) return "settings.contextWindow must be above 0 (without a window there is no budget to enforce)";
+  if (summarizer === undefined) return "a summarizer is required";
+  return undefined;
 }
 
 interface RangeSummary {
@@ -177,10 +189,17 @@ interface RangeSummary {
 }
 
 export class Compactor {
+  /**
+   * Throws a TypeError where {@link createCompactor} returns null (no context
+   * window, no summarizer): a compactor that exists can run.
+   */
   constructor(
     readonly settings: Settings,
     private readonly summarizer: SummarizerChoice,
-  ) {}
+  ) {
+    const cannotRun = whyCompactionCannotRun(settings, summarizer);
+    if (cannotRun !== undefined) throw new TypeError(`new Compactor: ${cannotRun}; createCompactor returns null instead`);
+  }
 
   /**
    * Compacts `conversation`. Throws {@link NothingToCompactError} when nothing

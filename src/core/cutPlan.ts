@@ -30,12 +30,15 @@ export interface CutPlan {
 }
 
 /**
- * Where to cut, or null when compaction cannot help: no message falls outside
- * the keep-recent budget, the last compaction already left nothing to
- * remove, or what falls outside is smaller than any summary of it. That null is the guard against the failure mode where every round
+ * Where to cut, or null when compaction cannot help: there is no context
+ * window (so no budget to enforce, and no room to give the summarizer), no
+ * message falls outside the keep-recent budget, the last compaction already
+ * left nothing to remove, or what falls outside is smaller than any summary
+ * of it. That null is the guard against the failure mode where every round
  * spends a summarization call on a context it cannot shrink.
  */
 export function planCut(conversation: Conversation, s: Settings, estimator: TokenEstimator): CutPlan | null {
+  if (!(s.contextWindow > 0)) return null;
   const messages = conversation.messages;
   if (estimator.usageTokens !== undefined) {
     // Budgets are in the provider's tokens: the scale must be known before the walk.

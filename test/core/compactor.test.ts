@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createCompactor, OFFLINE_SUMMARIZER, type CompactOptions, type Result } from "../../src/core/compactor.js";
+import { Compactor, createCompactor, OFFLINE_SUMMARIZER, type CompactOptions, type Result } from "../../src/core/compactor.js";
 import type { DegradationCause } from "../../src/core/degradation.js";
 import { CompactionDisabledError, NothingToCompactError } from "../../src/core/errors.js";
 import { splitFileOperations } from "../../src/core/fileOperations.js";
@@ -8,10 +8,10 @@ import type { Message } from "../../src/core/message.js";
 import { OFFLINE_SUMMARY_TOKENS } from "../../src/core/offlineSummary.js";
 import { splitPinnedRequests, userRequestsOf } from "../../src/core/pinnedRequests.js";
 import { prepare } from "../../src/core/prepare.js";
-import { normalizeSettings, threshold, type SettingsInput } from "../../src/core/settings.js";
+import { DEFAULT_KEEP_RECENT_TOKENS, normalizeSettings, shouldCompact, summaryBudget, threshold, turnPrefixBudget, type SettingsInput } from "../../src/core/settings.js";
 import type { SummarizerCallReport, SummaryKind } from "../../src/core/summarizer.js";
 import { previousSummaryOf, SUMMARY_PREAMBLE, summaryMessage } from "../../src/core/summaryEnvelope.js";
-import { TokenEstimator } from "../../src/core/tokenEstimator.js";
+import { MESSAGE_OVERHEAD_TOKENS, TokenEstimator } from "../../src/core/tokenEstimator.js";
 import { conversation, fillerText, reactTurn, type RawMessage } from "../helpers/conversations.js";
 import { listCompactedSessions } from "../helpers/corpus.js";
 import { scriptedSummarizer, type ScriptStep } from "../helpers/scriptedSummarizer.js";
@@ -32,7 +32,7 @@ function longSession(turnIds = false): RawMessage[] {
 const manual: CompactOptions = { reason: "manual" };
 
 /** The requests of one kind: long sessions usually split the turn the cut lands in. */
-function ofKind(requests: readonly { kind: string }[], kind: string) {
+function ofKind<R extends { kind: string }>(requests: readonly R[], kind: string): R[] {
   return requests.filter((r) => r.kind === kind);
 }
 
@@ -44,6 +44,17 @@ describe("Compactor", () => {
   it("is not built without a context window or without a summarizer", () => {
     expect(createCompactor({ settings: {}, summarizer: scriptedSummarizer() })).toBeNull();
     expect(createCompactor({ settings: { contextWindow: 100_000 }, summarizer: undefined })).toBeNull();
+  });
+
+  it("cannot be constructed where createCompactor returns null: without a window there is no budget, even for an overflow", () => {
+    // Built directly, it once summarized 47 messages into empty transcripts: every message was over a budget of 0.
+    expect(() => new Compactor(normalizeSettings({}), scriptedSummarizer())).toThrow(
+      new TypeError("new Compactor: settings.contextWindow must be above 0 (without a window there is no budget to enforce); createCompactor returns null instead"),
+    );
+    const noSummarizer = undefined as unknown as ConstructorParameters<typeof Compactor>[1];
+    expect(() => new Compactor(normalizeSettings({ contextWindow: 100_000 }), noSummarizer)).toThrow(
+      new TypeError("new Compactor: a summarizer is required; createCompactor returns null instead"),
+    );
   });
 
   it("replaces the head with one summary and returns the tail exactly as it came in", async () => {
@@ -120,7 +131,65 @@ describe("Compactor", () => {
   it("reports nothing to compact for a small conversation and makes no call", async () => {
     const { compactor, summarizer } = compactorWith();
     await expect(compactor.compact(parseConversation(reactTurn({ rounds: 2 })), manual)).rejects.toBeInstanceOf(NothingToCompactError);
+    await expect(compactor.compact(parseConversation(reactTurn({ rounds: 2 })), manual)).rejects.toThrow("compaction: nothing outside the keep-recent budget");
     expect(summarizer.requests).toHaveLength(0);
+  });
+
+  it("comes out of a compaction with the defaults at about summary + 20,000 tokens, below the threshold, whatever the context grew to", async () => {
+    const settings = normalizeSettings({ contextWindow: 200_000 });
+    expect(settings.keepRecentTokens).toBe(DEFAULT_KEEP_RECENT_TOKENS);
+    const { compactor } = compactorWith(undefined, { contextWindow: 200_000 });
+    const result = await compactor.compact(parseConversation(conversation(longSession(), longSession(), longSession(), longSession())), { reason: "threshold" });
+    expect(shouldCompact(settings, result.tokensBefore)).toBe(true);
+    const summaryTokens = new TokenEstimator().countText(summaryMessage(result.summary).content) + MESSAGE_OVERHEAD_TOKENS;
+    const keptTokens = result.tokensAfter - summaryTokens;
+    // The largest tail under the budget: within one tool round (about 1,000 tokens here) of it.
+    expect(keptTokens).toBeLessThanOrEqual(DEFAULT_KEEP_RECENT_TOKENS);
+    expect(keptTokens).toBeGreaterThan(DEFAULT_KEEP_RECENT_TOKENS - 2_000);
+    expect(shouldCompact(settings, result.tokensAfter)).toBe(false);
+    expect(result.tokensAfter).toBeLessThan(threshold(settings) / 4);
+  });
+
+  it("caps the history summary at the summary budget and a split turn's head at half of it, floors included", async () => {
+    const raw = conversation(reactTurn({ rounds: 6, toolResultChars: 3_000 }), reactTurn({ rounds: 40, toolResultChars: 2_500 }));
+    for (const [input, history, head] of [
+      [WINDOW, 8_000, 4_000], // keep-recent caps four fifths of the reserve (13,107)
+      [{ ...WINDOW, maxSummaryTokens: 3_000 }, 3_000, 1_500],
+      [{ ...WINDOW, maxSummaryTokens: 600 }, 1_024, 512],
+    ] as const) {
+      const { compactor, summarizer } = compactorWith(undefined, input);
+      const result = await compactor.compact(parseConversation(raw), manual);
+      expect(result.splitTurn).toBe(true);
+      const settings = normalizeSettings(input);
+      expect([summaryBudget(settings), turnPrefixBudget(settings)]).toEqual([history, head]);
+      expect(ofKind(summarizer.requests, "history").map((r) => r.maxTokens)).toEqual([history]);
+      expect(ofKind(summarizer.requests, "turnPrefix").map((r) => r.maxTokens)).toEqual([head]);
+    }
+  });
+
+  it("never sends a summarization request larger than the window: prompt, previous summary and completion cap together", async () => {
+    const previous = `## Critical Context\n${fillerText(12_000, 7)}`;
+    const raw = [summaryMessage(previous), ...conversation(...Array.from({ length: 12 }, () => reactTurn({ rounds: 4, toolResultChars: 3_000 })), reactTurn({ rounds: 40, toolResultChars: 2_500 }))];
+    const estimator = new TokenEstimator();
+    for (const contextWindow of [12_000, 24_000]) {
+      const { compactor, summarizer } = compactorWith(undefined, { contextWindow, reserveTokens: 4_000 });
+      await compactor.compact(parseConversation(raw), { reason: "manual", instructions: "Keep every name." });
+      expect(summarizer.requests.map((r) => r.kind).sort()).toEqual(["history", "turnPrefix"]);
+      // The ranges are larger than one request can carry: the bound is what keeps each request in.
+      expect(summarizer.requests.some((r) => r.omitted > 0)).toBe(true);
+      for (const r of summarizer.requests) {
+        expect(estimator.countText(r.system) + estimator.countText(r.prompt) + r.maxTokens, `${r.kind} in ${contextWindow}`).toBeLessThanOrEqual(contextWindow);
+      }
+    }
+  });
+
+  it("gives back an Anthropic top-level system prompt as it came, with the summary and the tail", async () => {
+    const system = [{ type: "text", text: "You are terse.", cache_control: { type: "ephemeral" } }];
+    const raw = longSession();
+    const { compactor } = compactorWith();
+    const result = await compactor.compact(parseConversation({ system, messages: raw }), manual);
+    expect(result.system).toBe(system);
+    expect(result.messages).toEqual([summaryMessage(result.summary), ...raw.slice(result.firstKeptIndex)]);
   });
 
   it("reports nothing to compact when its own output is compacted again, with no LLM call", async () => {
@@ -141,7 +210,7 @@ describe("Compactor", () => {
     const first = await compactor.compact(parseConversation(longSession()), manual);
     const grown = [...first.messages, ...longSession()];
     const second = await compactor.compact(parseConversation(grown), manual);
-    const update = ofKind(summarizer.requests, "history")[1] as (typeof summarizer.requests)[number];
+    const update = ofKind(summarizer.requests, "history")[1]!;
     expect(update.previousSummary).toMatch(/^## Goal\nsummary number 1/);
     expect(update.prompt).toContain("summary number 1");
     // Once, as the summary to update: the previous summary's message is not in the transcript again.
@@ -560,6 +629,27 @@ describe("Compactor", () => {
       const { compactor } = compactorWith();
       const result = await compactor.compact(parseConversation(reactTurn({ rounds: 40, toolResultChars: 2_500, turnId: "only" })), manual);
       expect(result.checkpoint).toBeNull();
+    });
+
+    it("is what the next turn starts from: loaded in place of its turns, the next compaction updates it as the previous summary, degraded or not", async () => {
+      for (const first of [() => ({ kind: "reply", text: "## Goal\ncheckpointed" }) as const, () => ({ kind: "fail", error: new Error("down") }) as const]) {
+        const done = reactTurn({ rounds: 6, toolResultChars: 3_000, turnId: "done" });
+        const running = reactTurn({ rounds: 40, toolResultChars: 2_500, turnId: "running" });
+        const { checkpoint } = await compactorWith(first).compactor.compact(parseConversation(conversation(done, running)), manual);
+        expect(checkpoint?.turnId).toBe("done");
+
+        // The next turn loads the checkpoint in place of everything up to and including "done".
+        const later = [reactTurn({ rounds: 6, toolResultChars: 3_000, turnId: "later" }), reactTurn({ rounds: 6, toolResultChars: 3_000, turnId: "latest" })];
+        const { compactor, summarizer } = compactorWith();
+        const next = await compactor.compact(parseConversation([summaryMessage(checkpoint!.summary), ...conversation(running, ...later)]), manual);
+
+        const history = ofKind(summarizer.requests, "history")[0]!;
+        const prose = splitPinnedRequests(splitFileOperations(checkpoint!.summary).prose).prose;
+        expect(history.previousSummary).toBe(prose);
+        expect(history.prompt).not.toContain((done[0]!.content as string).slice(0, 60));
+        // Its pinned request, the task of turn "done", is carried on.
+        expect(splitPinnedRequests(splitFileOperations(next.summary).prose).pinned.requests[0]!.text).toBe(done[0]!.content);
+      }
     });
 
     it("is still a checkpoint when degraded", async () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { findCutPoint } from "../../src/core/cutPoint.js";
 import { parseConversation } from "../../src/core/formats/parseConversation.js";
 import { TokenEstimator } from "../../src/core/tokenEstimator.js";
-import { conversation, reactTurn } from "../helpers/conversations.js";
+import { conversation, reactConversationArbitrary, reactTurn } from "../helpers/conversations.js";
 
 function cut(raw: unknown[], budget: number, start = 0) {
   const conv = parseConversation(raw);
@@ -101,6 +101,37 @@ describe("findCutPoint", () => {
     const counted = conv.messages.filter((m) => estimator.isCounted(m)).length;
     expect(counted).toBeLessThan(20);
     expect(estimator.isCounted(conv.messages[0]!)).toBe(false);
+  });
+});
+
+describe("findCutPoint keeps the largest suffix that fits", () => {
+  it("starts the tail where one more group would cross the budget, for any conversation and budget", () => {
+    fc.assert(
+      fc.property(reactConversationArbitrary({ maxTurns: 4, maxRounds: 12, maxResultChars: 8_000 }), fc.integer({ min: 50, max: 12_000 }), (generated, budget) => {
+        const conv = parseConversation(generated.input, generated.format);
+        const point = findCutPoint(conv.messages, 0, budget, new TokenEstimator());
+        const exact = new TokenEstimator();
+        const suffix = (from: number) => conv.messages.slice(from).reduce((sum, m) => sum + exact.count(m), 0);
+        // Every call here is answered in the message after it: the tail may begin at any message but a tool result.
+        const starts = conv.messages.flatMap((m, i) => (m.kind === "toolResult" ? [] : [i]));
+        const k = point.firstKeptIndex;
+        if (k === 0) {
+          expect(suffix(0)).toBeLessThanOrEqual(budget);
+          return;
+        }
+        expect(starts).toContain(k);
+        expect(point.keptTokens).toBe(suffix(k));
+        if (suffix(k) > budget) {
+          // Over the ceiling only as the newest group, which is kept whatever its size.
+          expect(k).toBe(starts.at(-1));
+          return;
+        }
+        // A ceiling, and the largest tail under it: the next group back would cross it.
+        const previousStart = starts.filter((i) => i < k).at(-1)!;
+        expect(suffix(previousStart)).toBeGreaterThan(budget);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

@@ -33,6 +33,7 @@ describe("file operations", () => {
   it("keeps at most 50 paths per list, evicting the least recently touched", () => {
     const many = Array.from({ length: 60 }, (_, i): [string, Record<string, unknown>] => ["read", { path: `f${i}.ts` }]);
     const ops = collectFileOperations(calls(["read", { path: "f0.ts" }], ...many.slice(1), ["read", { path: "f0.ts" }]), NO_FILE_OPERATIONS);
+    expect(MAX_FILE_PATHS).toBe(50);
     expect(ops.read).toHaveLength(MAX_FILE_PATHS);
     expect(ops.read.at(-1)).toBe("f0.ts");
     expect(ops.read).not.toContain("f1.ts");

@@ -20,6 +20,12 @@ describe("prepare", () => {
     expect(prepare(conv, settings, new TokenEstimator())).toBeNull();
   });
 
+  it("returns null without a context window: there is no budget to enforce, and every message would be left out of the summarizer's input", () => {
+    const conv = parseConversation(conversation(...Array.from({ length: 4 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 }))));
+    expect(prepare(conv, normalizeSettings({ keepRecentTokens: 4_000 }), new TokenEstimator())).toBeNull();
+    expect(prepare(conv, normalizeSettings({ contextWindow: 200_000, keepRecentTokens: 4_000 }), new TokenEstimator())).not.toBeNull();
+  });
+
   it("collects complete turns for the history and the head of a split turn separately", () => {
     const first = reactTurn({ rounds: 3, turnId: "t1" });
     const second = reactTurn({ rounds: 30, toolResultChars: 1_500, turnId: "t2" });
@@ -86,6 +92,18 @@ describe("prepare", () => {
     expect(prep.omittedTurnPrefix).toBeGreaterThan(0);
     expect(prep.turnPrefixInput.messages[0]!.raw).toBe(turn[0]);
     expect(prep.turnPrefixInput.transcript).toContain((turn[0] as { content: string }).content);
+  });
+
+  it("records the file paths of the turn-prefix messages left out of its summarizer input", () => {
+    const small = normalizeSettings({ contextWindow: 24_000, reserveTokens: 4_000, keepRecentTokens: 2_000 });
+    const turn = reactTurn({ rounds: 40, toolResultChars: 2_500, requestChars: 400 });
+    const prep = prepare(parseConversation(conversation(reactTurn({ rounds: 1 }), turn)), small, new TokenEstimator())!;
+    expect(prep.omittedTurnPrefix).toBeGreaterThan(0);
+    const leftOut = prep.turnPrefixMessages.filter((m) => !prep.turnPrefixInput.messages.includes(m));
+    expect(leftOut).toHaveLength(prep.omittedTurnPrefix);
+    const leftOutPaths = JSON.stringify(leftOut.map((m) => m.raw)).match(/src\/t\d+\/file\d+_0\.ts/g)!;
+    expect(leftOutPaths.length).toBeGreaterThan(0);
+    for (const path of leftOutPaths) expect(prep.fileOperations.read).toContain(path);
   });
 
   it("offers a checkpoint only when the history ends exactly on a stored turn", () => {

@@ -42,6 +42,15 @@ describe("serializeMessage", () => {
     expect(result).toBe(`[Tool result]: ${clipMiddle(big, TOOL_RESULT_CHARS)}`);
   });
 
+  it("clips at the lengths the README states: tool results 3,000 characters, text 4,000, thinking and each argument 1,000", () => {
+    expect({ TOOL_RESULT_CHARS, TEXT_CHARS, THINKING_CHARS, TOOL_ARGUMENT_CHARS }).toEqual({
+      TOOL_RESULT_CHARS: 3_000,
+      TEXT_CHARS: 4_000,
+      THINKING_CHARS: 1_000,
+      TOOL_ARGUMENT_CHARS: 1_000,
+    });
+  });
+
   it("keeps a long tool result's head and its verdict at the end, marking the cut", () => {
     const output = `Running 297 tests\n${"test/some_test.exs:12 ok\n".repeat(200)}297 tests, 11 failures`;
     const [, result] = serialized([

@@ -82,6 +82,10 @@ interface Call {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+/** The pause after a wait the API cut short, doubled each time in a row up to the most. */
+const EARLY_ANSWER_PAUSE_MS = 1_000;
+const MAX_EARLY_ANSWER_PAUSE_MS = 8_000;
+
 const FINISHED: ReadonlySet<Job["status"]> = new Set(["completed", "failed", "cancelled"]);
 
 /**
@@ -169,15 +173,29 @@ export class CompactdClient {
   /**
    * Reads the job until it has finished or `deadline` has passed, each request
    * holding at most the API's per-request limit. Always reads at least once.
+   *
+   * An API process holds only so many waiting requests (COMPACTD_MAX_WAITERS)
+   * and answers the rest at once with the job as it is, as does a proxy that
+   * drops the query: a read answered before its wait ran out is followed by a
+   * pause, growing while that lasts, so the client does not ask again in a
+   * loop, hardest on an API that is already at its limit.
    */
   private async follow(id: string, deadline: number, signal: AbortSignal | undefined): Promise<Job> {
-    for (;;) {
+    for (let early = 0; ; ) {
       const wait = Math.min(MAX_WAIT_PER_REQUEST_SECONDS, Math.max(0, Math.ceil((deadline - Date.now()) / 1000)));
+      const asked = Date.now();
       const job = await this.call<Job>("GET", `/v1/compactions/${encodeURIComponent(id)}?wait=${wait}`, {
         waitSeconds: wait,
         ...(signal !== undefined && { signal }),
       });
-      if (FINISHED.has(job.status) || Date.now() >= deadline) return job;
+      const now = Date.now();
+      if (FINISHED.has(job.status) || now >= deadline) return job;
+      if (now - asked >= wait * 1000) {
+        early = 0;
+        continue;
+      }
+      await pause(Math.min(EARLY_ANSWER_PAUSE_MS * 2 ** early, MAX_EARLY_ANSWER_PAUSE_MS, deadline - now), signal);
+      early++;
     }
   }
 

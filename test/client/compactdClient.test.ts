@@ -145,6 +145,37 @@ describe("CompactdClient with no worker taking jobs", () => {
   });
 });
 
+describe("CompactdClient at the API's limit of waiting requests", () => {
+  let service: ServiceUnderTest;
+  beforeAll(async () => {
+    service = await startServiceUnderTest("client-waiters", { workers: 0, env: { COMPACTD_MAX_WAITERS: "1" } });
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  it("pauses between reads the API answered early, rather than asking again in a loop", async () => {
+    const queued = await service.client().compact(compactable());
+    if (!("id" in queued)) throw new Error("expected a job");
+    const proxy = await startFlakyProxy(service.url, () => undefined);
+    const client = service.client({ baseUrl: proxy.url });
+    const holder = new AbortController();
+    try {
+      // Two agents wait on the job and one API process holds one of them: whichever is not held is answered at once, each time it asks.
+      const held = caught(client.get(queued.id, { wait: 5, signal: holder.signal }));
+      const job = await client.get(queued.id, { wait: 3 });
+      expect(job).toMatchObject({ id: queued.id, status: "queued" });
+      holder.abort(new Error("done"));
+      await held;
+      // Held, a wait of 3 s is one or two requests; answered early, a few a second: not hundreds.
+      expect(proxy.requests.length).toBeLessThan(12);
+    } finally {
+      holder.abort(new Error("done"));
+      await proxy.close();
+    }
+  });
+});
+
 describe("CompactdClient retries", () => {
   let service: ServiceUnderTest;
   beforeAll(async () => {

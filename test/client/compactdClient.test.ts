@@ -51,6 +51,20 @@ describe("CompactdClient against a running API and worker", () => {
     expect(applyCompaction([...request.messages, appended], result)).toEqual([...result.messages, appended]);
   });
 
+  it("splices a result into messages holding what an agent framework adds: ids, Date timestamps, cache_control", async () => {
+    const sentAt = new Date("2026-12-04T10:00:00.000Z");
+    const messages = markedConversation(`framework-${randomUUID()}`).map((message, index) => ({
+      ...message,
+      id: `msg_${index}`,
+      createdAt: sentAt,
+      ...(index === 0 && typeof message.content === "string" && { content: [{ type: "text", text: message.content, cache_control: { type: "ephemeral" } }] }),
+    }));
+    const job = await client.compact({ messages, contextWindow: 20_000, settings: { reserveTokens: 4_000 } }, { wait: 30 });
+    const result = (job as Job).result!;
+    const appended = { role: "user", content: "and one more thing", id: "msg_new", createdAt: new Date() };
+    expect(applyCompaction([...messages, appended], result)).toEqual([...result.messages, appended]);
+  });
+
   it("answers nothing_to_compact without a job when everything fits the keep-recent budget", async () => {
     const outcome = await client.compact({ messages: [{ role: "user", content: "hello" }], contextWindow: 20_000 }, { wait: 30 });
     expect(outcome).toEqual({ status: "nothing_to_compact" });

@@ -212,8 +212,8 @@ export class CompactdClient {
       let status: number;
       let text: string;
       let retryAfter: string | null;
+      const timeout = AbortSignal.timeout(timeoutMs);
       try {
-        const timeout = AbortSignal.timeout(timeoutMs);
         const signal = call.signal === undefined ? timeout : AbortSignal.any([call.signal, timeout]);
         const response = await this.fetch(url, { method, headers, signal, ...(body !== undefined && { body }) });
         status = response.status;
@@ -222,7 +222,7 @@ export class CompactdClient {
       } catch (err) {
         if (call.signal?.aborted === true) throw call.signal.reason;
         const delay = retryDelayMs(this.retry, retry, null);
-        if (delay === undefined) throw new CompactdConnectionError(method, url, retry + 1, err);
+        if (delay === undefined) throw new CompactdConnectionError(method, url, retry + 1, timeout.aborted ? timedOut(this.timeoutMs, call.waitSeconds ?? 0) : err);
         await pause(delay, call.signal);
         continue;
       }
@@ -232,6 +232,12 @@ export class CompactdClient {
       await pause(delay, call.signal);
     }
   }
+}
+
+/** Why a request was given up: its timeout, named as the option a caller sets. */
+function timedOut(timeoutMs: number, waitSeconds: number): Error {
+  const of = waitSeconds === 0 ? "timeoutMs" : `timeoutMs ${timeoutMs} plus the ${waitSeconds} s it asked the API to wait`;
+  return new Error(`no answer within ${timeoutMs + waitSeconds * 1000} ms (${of})`);
 }
 
 function parseBody<T>(status: number, text: string): T {

@@ -1,4 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   applyCompaction,
@@ -159,6 +162,45 @@ describe("CompactdClient with no worker taking jobs", () => {
   });
 });
 
+describe("CompactdClient against a server that never finishes answering", () => {
+  const sockets = new Set<Socket>();
+  let silent: NetServer;
+  let trickling: HttpServer;
+  beforeAll(async () => {
+    // Takes the connection and never answers, as a hung process or a black-holing proxy does.
+    silent = createNetServer((socket) => sockets.add(socket));
+    // Answers 200 at once, then sends the body a byte at a time, for ever.
+    trickling = createHttpServer((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json" }).write("{");
+      const drip = setInterval(() => response.write(" "), 50);
+      response.on("close", () => clearInterval(drip));
+    });
+    trickling.on("connection", (socket) => sockets.add(socket));
+    await Promise.all([once(silent.listen(0, "127.0.0.1"), "listening"), once(trickling.listen(0, "127.0.0.1"), "listening")]);
+  });
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    silent.close();
+    trickling.close();
+  });
+
+  const servers = { silent: () => silent, trickling: () => trickling };
+  describe.each([
+    ["compactd's fetch", undefined],
+    ["Node's fetch", globalThis.fetch],
+  ])("with %s", (_name, fetch) => {
+    it.each(Object.keys(servers))("ends every attempt at its timeout, the wait it asked for included, and says which option ran out (%s)", async (server) => {
+      const { port } = servers[server as keyof typeof servers]().address() as AddressInfo;
+      const client = new CompactdClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: "k", timeoutMs: 200, maxRetries: 1, ...(fetch && { fetch }) });
+      const reads = [caught(client.get("cmp_1")), caught(client.get("cmp_1", { wait: 1 })), caught(client.compact(compactable()))];
+      for (const error of await Promise.all(reads)) {
+        expect(error).toBeInstanceOf(CompactdConnectionError);
+        expect((error as Error).message).toMatch(/failed after 2 attempts: no answer within .*timeoutMs/);
+      }
+    });
+  });
+});
+
 describe("CompactdClient at the API's limit of waiting requests", () => {
   let service: ServiceUnderTest;
   beforeAll(async () => {
@@ -237,6 +279,17 @@ describe("CompactdClient retries", () => {
     try {
       expect(await caught(client.get("cmp_00000000000000000000000000000000"))).toMatchObject({ status: 404 });
       expect(proxy.requests).toHaveLength(3);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("passes a 5xx other than 503 on at once, as the README says: only 503 and 429 say \"not now\"", async () => {
+    const { proxy, client } = await throughProxy((index) => ({ kind: "status", status: index === 0 ? 502 : 500 }));
+    try {
+      expect(await caught(client.compact(compactable()))).toMatchObject({ status: 502 });
+      expect(await caught(client.get("cmp_00000000000000000000000000000000"))).toMatchObject({ status: 500 });
+      expect(proxy.requests).toHaveLength(2);
     } finally {
       await proxy.close();
     }

@@ -11,6 +11,7 @@ import type { ApiServices } from "./apiServices.js";
 import { MAX_WAIT_SECONDS } from "./jobWaiter.js";
 import { takeBody } from "./jsonBodies.js";
 import { ErrorCodes } from "../client/errorCodes.js";
+import { IDEMPOTENCY_KEY_FORM, isIdempotencyKey } from "../client/idempotencyKey.js";
 
 /** How long a DELETE waits for a running job's worker to confirm the abort before answering 202. */
 const CANCEL_CONFIRM_MS = 2_000;
@@ -233,9 +234,7 @@ export async function checkCallback(services: ApiServices, url: string, field: s
 export function readIdempotencyKey(request: FastifyRequest): string | undefined {
   const value = request.headers["idempotency-key"];
   if (value === undefined) return undefined;
-  if (typeof value !== "string" || !/^[\x21-\x7e][\x20-\x7e]{0,254}$/.test(value)) {
-    throw invalidField("Idempotency-Key", "must be 1-255 printable ASCII characters");
-  }
+  if (!isIdempotencyKey(value)) throw invalidField("Idempotency-Key", IDEMPOTENCY_KEY_FORM);
   return value;
 }
 

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { TOO_DEEPLY_NESTED, tooDeeplyNested } from "../core/formats/nestingDepth.js";
 import { createNodeHttpFetch } from "../http/nodeHttpFetch.js";
 import type { Batch, BatchRequest, CompactionRequest, Job, NothingToCompact, Queued } from "./apiTypes.js";
+import { apiKeyOf, baseUrlOf, checkItems, checkRequest, idempotencyKeyOf, idOf, numberOption, signalOf, waitOf } from "./clientArguments.js";
 import { CompactdApiError, CompactdConnectionError } from "./clientErrors.js";
 import { DEFAULT_RETRY_POLICY, RETRYABLE_STATUSES, retryDelayMs, type RetryPolicy } from "./retryPolicy.js";
 
@@ -22,7 +23,7 @@ export const MAX_WAIT_PER_REQUEST_SECONDS = 60;
 export type BatchItem = BatchRequest["items"][number];
 
 export interface CompactdClientOptions {
-  /** Where the API listens, e.g. `http://compactd:8080`. */
+  /** Where the API listens, e.g. `http://compactd:8080`, or `https://gateway/compactd` behind a gateway. */
   readonly baseUrl: string;
   /** A key from the service's COMPACTD_API_KEYS; it selects the tenant. */
   readonly apiKey: string;
@@ -33,18 +34,18 @@ export interface CompactdClientOptions {
    * `globalThis.fetch`, or any other, to send with that.
    */
   readonly fetch?: typeof fetch;
-  /** Retries of one call after a connection error, a 503 or a 429. Default 3. */
+  /** Retries of one call after a connection error, a 503 or a 429. Default 3, at most 100. */
   readonly maxRetries?: number;
-  /** The longest pause before a retry, and the longest `Retry-After` honoured. Default 30 s. */
+  /** The longest pause before a retry, and the longest `Retry-After` honoured. Default 30 s, at most an hour. */
   readonly maxRetryDelayMs?: number;
-  /** How long one HTTP request may take, beyond any `wait` it asks the API for. Default 30 s. */
+  /** How long one HTTP request may take, beyond any `wait` it asks the API for. Default 30 s, at most an hour. */
   readonly timeoutMs?: number;
 }
 
 export interface CompactOptions {
   /**
-   * Seconds to wait for the job to finish. Without it `compact` returns as
-   * soon as the job is queued (the result comes by webhook or by `get`).
+   * Seconds to wait for the job to finish, at most 3600. Without it `compact`
+   * returns as soon as the job is queued (the result comes by webhook or by `get`).
    */
   readonly wait?: number;
   readonly signal?: AbortSignal;
@@ -57,7 +58,7 @@ export interface CompactOptions {
 }
 
 export interface GetOptions {
-  /** Seconds to wait for the job to finish before answering with it as it is. Default 0. */
+  /** Seconds to wait for the job to finish before answering with it as it is. Default 0, at most 3600. */
   readonly wait?: number;
   readonly signal?: AbortSignal;
 }
@@ -81,6 +82,10 @@ interface Call {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
+/** The pause after a wait the API cut short, doubled each time in a row up to the most. */
+const EARLY_ANSWER_PAUSE_MS = 1_000;
+const MAX_EARLY_ANSWER_PAUSE_MS = 8_000;
+
 const FINISHED: ReadonlySet<Job["status"]> = new Set(["completed", "failed", "cancelled"]);
 
 /**
@@ -101,19 +106,16 @@ export class CompactdClient {
   private readonly retry: RetryPolicy;
   private readonly timeoutMs: number;
 
+  /** Throws a TypeError naming the option at fault (clientArguments.ts). */
   constructor(options: CompactdClientOptions) {
-    if (typeof options.baseUrl !== "string" || !/^https?:\/\//.test(options.baseUrl)) {
-      throw new TypeError(`baseUrl: must be an http(s) URL, got ${JSON.stringify(options.baseUrl)}`);
-    }
-    if (typeof options.apiKey !== "string" || options.apiKey === "") throw new TypeError("apiKey: must be a non-empty string");
-    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
-    this.apiKey = options.apiKey;
+    this.baseUrl = baseUrlOf(options.baseUrl);
+    this.apiKey = apiKeyOf(options.apiKey);
     this.fetch = options.fetch ?? sharedFetch();
     this.retry = {
-      maxRetries: options.maxRetries ?? DEFAULT_RETRY_POLICY.maxRetries,
-      maxDelayMs: options.maxRetryDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs,
+      maxRetries: numberOption("maxRetries", options.maxRetries, DEFAULT_RETRY_POLICY.maxRetries),
+      maxDelayMs: numberOption("maxRetryDelayMs", options.maxRetryDelayMs, DEFAULT_RETRY_POLICY.maxDelayMs),
     };
-    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.timeoutMs = numberOption("timeoutMs", options.timeoutMs, DEFAULT_TIMEOUT_MS);
   }
 
   /**
@@ -125,29 +127,32 @@ export class CompactdClient {
   compact(request: CompactionRequest, options?: CompactOptions & { readonly wait?: undefined }): Promise<NothingToCompact | Queued>;
   compact(request: CompactionRequest, options: CompactOptions & { readonly wait: number }): Promise<NothingToCompact | Job>;
   async compact(request: CompactionRequest, options: CompactOptions = {}): Promise<NothingToCompact | Queued | Job> {
+    checkRequest(request, "");
+    const signal = signalOf(options.signal);
     // The wait budget counts from now, so the submission's own retries spend it too.
-    const deadline = options.wait === undefined ? undefined : deadlineAfter(Date.now(), options.wait);
+    const deadline = options.wait === undefined ? undefined : Date.now() + waitOf(options.wait) * 1000;
     const submitted = await this.call<NothingToCompact | Queued>("POST", "/v1/compactions", {
       body: request,
-      idempotencyKey: options.idempotencyKey ?? randomUUID(),
-      ...(options.signal !== undefined && { signal: options.signal }),
+      idempotencyKey: idempotencyKeyOf(options.idempotencyKey) ?? randomUUID(),
+      ...(signal !== undefined && { signal }),
     });
     if (deadline === undefined || !("id" in submitted)) return submitted;
-    return this.follow(submitted.id, deadline, options.signal);
+    return this.follow(submitted.id, deadline, signal);
   }
 
   /** A compaction's status and, once completed, its result. */
   async get(id: string, options: GetOptions = {}): Promise<Job> {
-    return this.follow(id, deadlineAfter(Date.now(), options.wait ?? 0), options.signal);
+    return this.follow(idOf(id), Date.now() + waitOf(options.wait ?? 0) * 1000, signalOf(options.signal));
   }
 
   /** Cancels a queued compaction or aborts a running one; the job as it is after the request. */
-  cancel(id: string, options: { readonly signal?: AbortSignal } = {}): Promise<Job> {
-    return this.call<Job>("DELETE", `/v1/compactions/${encodeURIComponent(id)}`, options);
+  async cancel(id: string, options: { readonly signal?: AbortSignal } = {}): Promise<Job> {
+    return this.call<Job>("DELETE", `/v1/compactions/${encodeURIComponent(idOf(id))}`, withSignal(options.signal));
   }
 
   /** Submits many compactions at once, with one webhook when all have finished. */
-  batch(items: readonly BatchItem[], options: BatchOptions = {}): Promise<Batch> {
+  async batch(items: readonly BatchItem[], options: BatchOptions = {}): Promise<Batch> {
+    checkItems(items);
     const body: BatchRequest = {
       items,
       ...(options.callbackUrl !== undefined && { callbackUrl: options.callbackUrl }),
@@ -155,28 +160,42 @@ export class CompactdClient {
     };
     return this.call<Batch>("POST", "/v1/compactions/batch", {
       body,
-      idempotencyKey: options.idempotencyKey ?? randomUUID(),
-      ...(options.signal !== undefined && { signal: options.signal }),
+      idempotencyKey: idempotencyKeyOf(options.idempotencyKey) ?? randomUUID(),
+      ...withSignal(options.signal),
     });
   }
 
   /** A batch's items and counts by status. */
-  getBatch(id: string, options: { readonly signal?: AbortSignal } = {}): Promise<Batch> {
-    return this.call<Batch>("GET", `/v1/batches/${encodeURIComponent(id)}`, options);
+  async getBatch(id: string, options: { readonly signal?: AbortSignal } = {}): Promise<Batch> {
+    return this.call<Batch>("GET", `/v1/batches/${encodeURIComponent(idOf(id))}`, withSignal(options.signal));
   }
 
   /**
    * Reads the job until it has finished or `deadline` has passed, each request
    * holding at most the API's per-request limit. Always reads at least once.
+   *
+   * An API process holds only so many waiting requests (COMPACTD_MAX_WAITERS)
+   * and answers the rest at once with the job as it is, as does a proxy that
+   * drops the query: a read answered before its wait ran out is followed by a
+   * pause, growing while that lasts, so the client does not ask again in a
+   * loop, hardest on an API that is already at its limit.
    */
   private async follow(id: string, deadline: number, signal: AbortSignal | undefined): Promise<Job> {
-    for (;;) {
+    for (let early = 0; ; ) {
       const wait = Math.min(MAX_WAIT_PER_REQUEST_SECONDS, Math.max(0, Math.ceil((deadline - Date.now()) / 1000)));
+      const asked = Date.now();
       const job = await this.call<Job>("GET", `/v1/compactions/${encodeURIComponent(id)}?wait=${wait}`, {
         waitSeconds: wait,
         ...(signal !== undefined && { signal }),
       });
-      if (FINISHED.has(job.status) || Date.now() >= deadline) return job;
+      const now = Date.now();
+      if (FINISHED.has(job.status) || now >= deadline) return job;
+      if (now - asked >= wait * 1000) {
+        early = 0;
+        continue;
+      }
+      await pause(Math.min(EARLY_ANSWER_PAUSE_MS * 2 ** early, MAX_EARLY_ANSWER_PAUSE_MS, deadline - now), signal);
+      early++;
     }
   }
 
@@ -193,8 +212,8 @@ export class CompactdClient {
       let status: number;
       let text: string;
       let retryAfter: string | null;
+      const timeout = AbortSignal.timeout(timeoutMs);
       try {
-        const timeout = AbortSignal.timeout(timeoutMs);
         const signal = call.signal === undefined ? timeout : AbortSignal.any([call.signal, timeout]);
         const response = await this.fetch(url, { method, headers, signal, ...(body !== undefined && { body }) });
         status = response.status;
@@ -203,7 +222,7 @@ export class CompactdClient {
       } catch (err) {
         if (call.signal?.aborted === true) throw call.signal.reason;
         const delay = retryDelayMs(this.retry, retry, null);
-        if (delay === undefined) throw new CompactdConnectionError(method, url, retry + 1, err);
+        if (delay === undefined) throw new CompactdConnectionError(method, url, retry + 1, timeout.aborted ? timedOut(this.timeoutMs, call.waitSeconds ?? 0) : err);
         await pause(delay, call.signal);
         continue;
       }
@@ -215,6 +234,12 @@ export class CompactdClient {
   }
 }
 
+/** Why a request was given up: its timeout, named as the option a caller sets. */
+function timedOut(timeoutMs: number, waitSeconds: number): Error {
+  const of = waitSeconds === 0 ? "timeoutMs" : `timeoutMs ${timeoutMs} plus the ${waitSeconds} s it asked the API to wait`;
+  return new Error(`no answer within ${timeoutMs + waitSeconds * 1000} ms (${of})`);
+}
+
 function parseBody<T>(status: number, text: string): T {
   try {
     return JSON.parse(text) as T;
@@ -223,11 +248,10 @@ function parseBody<T>(status: number, text: string): T {
   }
 }
 
-function deadlineAfter(start: number, waitSeconds: number): number {
-  if (typeof waitSeconds !== "number" || !(waitSeconds >= 0)) {
-    throw new TypeError(`wait: must be a number of seconds, 0 or more; got ${String(waitSeconds)}`);
-  }
-  return start + waitSeconds * 1000;
+/** The caller's signal, checked, as a call's option. */
+function withSignal(signal: unknown): { readonly signal?: AbortSignal } {
+  const checked = signalOf(signal);
+  return checked === undefined ? {} : { signal: checked };
 }
 
 /** Sleeps; an abort ends the sleep with the caller's own reason, as an aborted request does. */

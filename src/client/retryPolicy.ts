@@ -39,10 +39,24 @@ export function retryDelayMs(policy: RetryPolicy, retry: number, retryAfter: str
   return backoff / 2 + Math.random() * (backoff / 2);
 }
 
-/** `Retry-After` in milliseconds: delay-seconds or an HTTP date; undefined when it is neither. */
+/**
+ * The forms of an HTTP-date (RFC 9110, 5.6.7): IMF-fixdate, and the obsolete
+ * RFC 850 and asctime forms a recipient must still read. Only these are
+ * handed to `Date.parse`, which reads almost anything as a date ("1.5" as
+ * 5 January 2001, two headers joined as "5, 5" as 5 May 2001), and such a
+ * date, long past, would mean "retry now".
+ */
+const IMF_FIXDATE = /^[a-z]{3}, \d{2} [a-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/i;
+const RFC_850_DATE = /^[a-z]{6,9}, \d{2}-[a-z]{3}-\d{2} \d{2}:\d{2}:\d{2} GMT$/i;
+const ASCTIME_DATE = /^[a-z]{3} [a-z]{3} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/i;
+
+/** `Retry-After` in milliseconds: delay-seconds or an HTTP-date; undefined when it is neither. */
 export function parseRetryAfter(value: string, now = Date.now()): number | undefined {
   const trimmed = value.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = Date.parse(trimmed);
+  let date = Number.NaN;
+  if (IMF_FIXDATE.test(trimmed) || RFC_850_DATE.test(trimmed)) date = Date.parse(trimmed);
+  // asctime names no zone, and Date.parse would read it in the local one; HTTP-dates are GMT.
+  else if (ASCTIME_DATE.test(trimmed)) date = Date.parse(`${trimmed} GMT`);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }

@@ -19,9 +19,14 @@ import { timingSafeEqual } from "node:crypto";
 import { webhookKey, webhookSignature } from "./webhookSignature.js";
 import { WEBHOOK_EVENT_TYPES, type WebhookEvent } from "./webhookEvents.js";
 
-/** Request headers as Node, fetch or a framework hand them over. */
+/**
+ * Request headers as Node, fetch or a framework hand them over: an object by
+ * name (Node's `headers`, or `headersDistinct` with every line in a list), or
+ * anything with a `get` by name (the runtime's `Headers`, another fetch
+ * implementation's, a `Map`).
+ */
 export type WebhookHeaders =
-  | Headers
+  | { get(name: string): string | null | undefined }
   | Readonly<Record<string, string | readonly string[] | undefined>>;
 
 export class WebhookVerificationError extends Error {
@@ -36,7 +41,10 @@ const SIGNATURE_HEADERS = ["webhook-id", "webhook-timestamp", "webhook-signature
  * otherwise. Deduplicate on the `webhook-id` header: delivery is at least
  * once, and a retried delivery carries the same id.
  */
-export function verifyWebhook(rawBody: string | Uint8Array, headers: WebhookHeaders, secret: string): WebhookEvent {
+export function verifyWebhook(rawBody: string | Uint8Array | ArrayBuffer, headers: WebhookHeaders, secret: string): WebhookEvent {
+  // The receiver's own mistakes first, as TypeErrors: they are not a forged or mangled delivery.
+  const key = keyOf(secret);
+  const body = bodyText(rawBody);
   const signed: Record<string, string> = {};
   for (const name of SIGNATURE_HEADERS) {
     const value = headerValue(headers, name);
@@ -45,12 +53,37 @@ export function verifyWebhook(rawBody: string | Uint8Array, headers: WebhookHead
   }
   let payload: unknown;
   try {
-    payload = verifiedPayload(typeof rawBody === "string" ? rawBody : Buffer.from(rawBody).toString("utf8"), signed, keyOf(secret));
+    payload = verifiedPayload(body, signed, key);
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
-    throw new WebhookVerificationError(`webhook ${signed["webhook-id"]} failed verification: ${reason}`, { cause: err });
+    const hint = reason === NO_MATCHING_SIGNATURE ? NO_MATCH_HINT : "";
+    throw new WebhookVerificationError(`webhook ${signed["webhook-id"]} failed verification: ${reason}${hint}`, { cause: err });
   }
   return eventOf(payload);
+}
+
+/** The package's reason when no signature matches, which this check gives too. */
+const NO_MATCHING_SIGNATURE = "No matching signature found";
+
+/** What a receiver can do about it: the two causes on its own side. */
+const NO_MATCH_HINT =
+  "; if it came from compactd, check that the secret is the service's COMPACTD_WEBHOOK_SECRET and that the body is passed exactly as received, not parsed and serialized again";
+
+/**
+ * The body as text. A parsed object is refused with what to do instead: a
+ * framework's JSON parser has read the body before the handler, and what it
+ * gives back is not the bytes that were signed.
+ */
+function bodyText(rawBody: unknown): string {
+  if (typeof rawBody === "string") return rawBody;
+  if (rawBody instanceof Uint8Array) return Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength).toString("utf8");
+  if (rawBody instanceof ArrayBuffer) return Buffer.from(rawBody).toString("utf8");
+  const got = rawBody === null ? "null" : typeof rawBody === "object" ? "an object" : typeof rawBody;
+  throw new TypeError(
+    `rawBody: must be the body exactly as received, as a string or bytes, got ${got}; if a JSON body parser has read it already, ` +
+      "verify the raw body instead (Express: express.raw({ type: \"application/json\" }); Fastify: a content-type parser with parseAs: \"string\"; " +
+      "fetch: await request.text()) and parse the event verifyWebhook returns",
+  );
 }
 
 /** How far a delivery's timestamp may be from now, either way. */
@@ -83,14 +116,21 @@ function verifiedPayload(body: string, headers: Readonly<Record<string, string>>
     const given = Buffer.from(signature, "utf8");
     if (given.length === expected.length && timingSafeEqual(given, expected)) return body === "" ? undefined : JSON.parse(body);
   }
-  throw new Error("No matching signature found");
+  throw new Error(NO_MATCHING_SIGNATURE);
 }
 
+/**
+ * One header's value. Several lines of it (`headersDistinct`, a framework's
+ * lists) are joined as Node joins them into `headers`, so a signature on any
+ * line counts, as it does in one line with several signatures.
+ */
 function headerValue(headers: WebhookHeaders, name: string): string | undefined {
-  if (headers instanceof Headers) return headers.get(name) ?? undefined;
-  const key = Object.keys(headers).find((candidate) => candidate.toLowerCase() === name);
-  const value = key === undefined ? undefined : headers[key];
-  return typeof value === "string" ? value : value?.[0];
+  if (typeof headers.get === "function") return (headers as { get(name: string): string | null | undefined }).get(name) ?? undefined;
+  const byName = headers as Readonly<Record<string, string | readonly string[] | undefined>>;
+  const key = Object.keys(byName).find((candidate) => candidate.toLowerCase() === name);
+  const value = key === undefined ? undefined : byName[key];
+  if (value === undefined || typeof value === "string") return value;
+  return value.length === 0 ? undefined : value.join(", ");
 }
 
 /** The signature vouches for the sender, not for the shape: a newer service may send a type this client does not know. */

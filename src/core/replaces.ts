@@ -64,7 +64,9 @@ const PIECE_UNITS = 32 * 1024;
  * and no whitespace, so that two agents, or an agent and this service, hash the
  * same messages to the same digest whatever order their JSON library wrote the
  * keys in. Strings and numbers are written as `JSON.stringify` writes them, which
- * is the serialization RFC 8785 adopts; values JSON cannot carry are dropped or
+ * is the serialization RFC 8785 adopts; a value with a `toJSON` is written as
+ * what it gives (a Date as its ISO text, which is all the service receives of
+ * an agent framework's timestamps), and values JSON cannot carry are dropped or
  * nulled the same way `JSON.stringify` does, so the digest covers exactly what
  * went over the wire. It walks with an explicit stack rather than recursion: an
  * agent digests its own messages (the client's `applyCompaction`), and those
@@ -98,7 +100,7 @@ export function writeCanonicalJson(value: unknown, write: (piece: string) => voi
     }
     return text;
   };
-  let current = value;
+  let current = jsonValueOf(value, "");
   for (;;) {
     if (out.length >= PIECE_UNITS) {
       write(out);
@@ -114,7 +116,7 @@ export function writeCanonicalJson(value: unknown, write: (piece: string) => voi
       if (current.length > 0) {
         out += "[";
         open.push({ container: current, keys: undefined, at: 0 });
-        current = current[0];
+        current = jsonValueOf(current[0], "0");
         continue;
       }
       out += "[]";
@@ -124,7 +126,7 @@ export function writeCanonicalJson(value: unknown, write: (piece: string) => voi
       if (keys.length > 0) {
         out += `{${quote(keys[0]!)}:`;
         open.push({ container: record, keys, at: 0 });
-        current = record[keys[0]!];
+        current = jsonValueOf(record[keys[0]!], keys[0]!);
         continue;
       }
       out += "{}";
@@ -141,7 +143,7 @@ export function writeCanonicalJson(value: unknown, write: (piece: string) => voi
         const list = innermost.container as readonly unknown[];
         if (at < list.length) {
           out += ",";
-          current = list[at];
+          current = jsonValueOf(list[at], String(at));
           break;
         }
         out += "]";
@@ -149,7 +151,7 @@ export function writeCanonicalJson(value: unknown, write: (piece: string) => voi
         if (at < innermost.keys.length) {
           const key = innermost.keys[at]!;
           out += `,${quote(key)}:`;
-          current = (innermost.container as Record<string, unknown>)[key];
+          current = jsonValueOf((innermost.container as Record<string, unknown>)[key], key);
           break;
         }
         out += "}";
@@ -170,8 +172,20 @@ interface OpenContainer {
 /** An object's member names as JSON.stringify would write them, sorted; parsed JSON has none to drop. */
 function writtenKeys(record: Record<string, unknown>): string[] {
   let keys = Object.keys(record);
-  if (keys.some((key) => isDropped(record[key]))) keys = keys.filter((key) => !isDropped(record[key]));
+  const dropped = (key: string): boolean => isDropped(jsonValueOf(record[key], key));
+  if (keys.some(dropped)) keys = keys.filter((key) => !dropped(key));
   return keys.sort();
+}
+
+/**
+ * `value` as `JSON.stringify` takes it: what its `toJSON` gives, if it has
+ * one, called with the member's name or index as `JSON.stringify` calls it.
+ * Parsed JSON has none.
+ */
+function jsonValueOf(value: unknown, key: string): unknown {
+  if ((value === null || typeof value !== "object") && typeof value !== "bigint") return value;
+  const toJSON = (value as { toJSON?: unknown }).toJSON;
+  return typeof toJSON === "function" ? (toJSON as (key: string) => unknown).call(value, key) : value;
 }
 
 /** Members `JSON.stringify` leaves out of an object (and writes as null in an array). */

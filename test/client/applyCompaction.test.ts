@@ -29,6 +29,13 @@ describe("applyCompaction", () => {
     expect(error).toMatchObject({ count: 3, expectedDigest: result.replaces.digest, actualDigest: replacesOf(edited).digest });
   });
 
+  it("refuses the same result applied a second time, and a result made of another conversation", () => {
+    const once = applyCompaction([...sent, { role: "assistant", content: "relinking" }], result);
+    expect(captured(() => applyCompaction(once, result))).toBeInstanceOf(StaleCompactionError);
+    const other = [{ role: "user", content: "write the docs" }, ...sent.slice(1)];
+    expect(captured(() => applyCompaction(other, result))).toBeInstanceOf(StaleCompactionError);
+  });
+
   it("refuses a result that replaces more messages than the conversation now has", () => {
     const error = captured(() => applyCompaction(sent.slice(0, 2), result));
     expect(error).toMatchObject({ name: "StaleCompactionError", count: 3, actualDigest: null });

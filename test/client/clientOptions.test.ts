@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { CompactdClient } from "../../src/client/index.js";
+import { CompactdClient, type CompactdClientOptions } from "../../src/client/index.js";
 
 describe("CompactdClient options", () => {
   it("names the option at fault instead of failing on the first call", () => {
@@ -10,18 +10,74 @@ describe("CompactdClient options", () => {
     expect(() => new CompactdClient({ baseUrl: "http://compactd:8080", apiKey: "" })).toThrow(/^apiKey:/);
   });
 
-  it("refuses a negative or non-numeric wait before sending anything", async () => {
+  it("refuses a baseUrl that does not parse, or carries a query, a fragment or credentials", () => {
+    for (const baseUrl of ["http://", "http://compact d:8080", "http://compactd:8080/?tenant=a", "http://compactd:8080/#x", "http://u:p@compactd:8080"]) {
+      expect(() => new CompactdClient({ baseUrl, apiKey: "k" }), baseUrl).toThrow(/^baseUrl: /);
+    }
+  });
+
+  it("refuses an apiKey that cannot go in a header, rather than retrying a request that never leaves", () => {
+    for (const apiKey of ["key\n", "key with spaces", " key", "ключ"]) {
+      expect(() => new CompactdClient({ baseUrl: "http://compactd:8080", apiKey }), JSON.stringify(apiKey)).toThrow(/^apiKey: /);
+    }
+  });
+
+  it("refuses retry and timeout options that would retry forever or that no timer takes", () => {
+    const refused: [keyof CompactdClientOptions, unknown][] = [
+      ["maxRetries", Number.NaN],
+      ["maxRetries", Number.POSITIVE_INFINITY],
+      ["maxRetries", -1],
+      ["maxRetries", 1.5],
+      ["maxRetries", "3"],
+      ["maxRetryDelayMs", Number.NaN],
+      ["maxRetryDelayMs", -1],
+      ["maxRetryDelayMs", 2 ** 31],
+      ["timeoutMs", 0],
+      ["timeoutMs", 1.5],
+      ["timeoutMs", Number.POSITIVE_INFINITY],
+      ["timeoutMs", 2 ** 32],
+    ];
+    for (const [name, value] of refused) {
+      const options = { baseUrl: "http://compactd:8080", apiKey: "k", [name]: value } as CompactdClientOptions;
+      expect(() => new CompactdClient(options), `${name} ${String(value)}`).toThrow(new RegExp(`^${name}: `));
+    }
+  });
+
+  it("refuses arguments the service could not take, naming each, before sending anything", async () => {
     let calls = 0;
     const client = new CompactdClient({
-      baseUrl: "http://compactd:8080/",
+      baseUrl: "http://compactd:8080",
       apiKey: "k",
       fetch: async () => {
         calls++;
-        return new Response("{}");
+        // A finished job, so that a wait the client let through ends at once rather than polling.
+        return new Response(JSON.stringify({ id: "cmp_1", status: "completed" }));
       },
     });
-    await expect(client.get("cmp_1", { wait: -1 })).rejects.toThrow(/^wait: must be a number of seconds/);
-    await expect(client.compact({ messages: [], contextWindow: 1 }, { wait: Number.NaN })).rejects.toThrow(/^wait:/);
+    const request = { messages: [{ role: "user" as const, content: "hi" }], contextWindow: 20_000 };
+    const refusals: [string, () => Promise<unknown>][] = [
+      ["wait", () => client.get("cmp_1", { wait: -1 })],
+      ["wait", () => client.compact(request, { wait: Number.NaN })],
+      // A wait in milliseconds (a typo for 120 s), or one that never ends, would hold the agent for hours or for good.
+      ["wait", () => client.get("cmp_1", { wait: Number.POSITIVE_INFINITY })],
+      ["wait", () => client.compact(request, { wait: 120_000 })],
+      ["id", () => client.get(undefined as never)],
+      ["id", () => client.get("")],
+      ["id", () => client.cancel(42 as never)],
+      ["id", () => client.getBatch(null as never)],
+      ["request", () => client.compact(undefined as never)],
+      ["messages", () => client.compact({ ...request, messages: "hi" } as never)],
+      ["items", () => client.batch({ messages: [] } as never)],
+      ["items[1].messages", () => client.batch([request, { contextWindow: 20_000 }] as never)],
+      ["idempotencyKey", () => client.compact(request, { idempotencyKey: "turn\n7" })],
+      ["idempotencyKey", () => client.batch([request], { idempotencyKey: "x".repeat(256) })],
+      // The controller, not its signal: a common slip.
+      ["signal", () => client.get("cmp_1", { signal: new AbortController() as never })],
+    ];
+    for (const [field, call] of refusals) {
+      await expect(call(), field).rejects.toThrow(new RegExp(`^${field.replace(/[[\]]/g, "\\$&")}: `));
+      await expect(call(), field).rejects.toBeInstanceOf(TypeError);
+    }
     expect(calls).toBe(0);
   });
 

@@ -1,4 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { createServer as createHttpServer, type Server as HttpServer } from "node:http";
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   applyCompaction,
@@ -49,6 +52,20 @@ describe("CompactdClient against a running API and worker", () => {
     expect(result.replaces).toEqual(replacesOf(request.messages));
     const appended = { role: "user", content: "and one more thing" };
     expect(applyCompaction([...request.messages, appended], result)).toEqual([...result.messages, appended]);
+  });
+
+  it("splices a result into messages holding what an agent framework adds: ids, Date timestamps, cache_control", async () => {
+    const sentAt = new Date("2026-12-04T10:00:00.000Z");
+    const messages = markedConversation(`framework-${randomUUID()}`).map((message, index) => ({
+      ...message,
+      id: `msg_${index}`,
+      createdAt: sentAt,
+      ...(index === 0 && typeof message.content === "string" && { content: [{ type: "text", text: message.content, cache_control: { type: "ephemeral" } }] }),
+    }));
+    const job = await client.compact({ messages, contextWindow: 20_000, settings: { reserveTokens: 4_000 } }, { wait: 30 });
+    const result = (job as Job).result!;
+    const appended = { role: "user", content: "and one more thing", id: "msg_new", createdAt: new Date() };
+    expect(applyCompaction([...messages, appended], result)).toEqual([...result.messages, appended]);
   });
 
   it("answers nothing_to_compact without a job when everything fits the keep-recent budget", async () => {
@@ -145,6 +162,76 @@ describe("CompactdClient with no worker taking jobs", () => {
   });
 });
 
+describe("CompactdClient against a server that never finishes answering", () => {
+  const sockets = new Set<Socket>();
+  let silent: NetServer;
+  let trickling: HttpServer;
+  beforeAll(async () => {
+    // Takes the connection and never answers, as a hung process or a black-holing proxy does.
+    silent = createNetServer((socket) => sockets.add(socket));
+    // Answers 200 at once, then sends the body a byte at a time, for ever.
+    trickling = createHttpServer((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json" }).write("{");
+      const drip = setInterval(() => response.write(" "), 50);
+      response.on("close", () => clearInterval(drip));
+    });
+    trickling.on("connection", (socket) => sockets.add(socket));
+    await Promise.all([once(silent.listen(0, "127.0.0.1"), "listening"), once(trickling.listen(0, "127.0.0.1"), "listening")]);
+  });
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    silent.close();
+    trickling.close();
+  });
+
+  const servers = { silent: () => silent, trickling: () => trickling };
+  describe.each([
+    ["compactd's fetch", undefined],
+    ["Node's fetch", globalThis.fetch],
+  ])("with %s", (_name, fetch) => {
+    it.each(Object.keys(servers))("ends every attempt at its timeout, the wait it asked for included, and says which option ran out (%s)", async (server) => {
+      const { port } = servers[server as keyof typeof servers]().address() as AddressInfo;
+      const client = new CompactdClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: "k", timeoutMs: 200, maxRetries: 1, ...(fetch && { fetch }) });
+      const reads = [caught(client.get("cmp_1")), caught(client.get("cmp_1", { wait: 1 })), caught(client.compact(compactable()))];
+      for (const error of await Promise.all(reads)) {
+        expect(error).toBeInstanceOf(CompactdConnectionError);
+        expect((error as Error).message).toMatch(/failed after 2 attempts: no answer within .*timeoutMs/);
+      }
+    });
+  });
+});
+
+describe("CompactdClient at the API's limit of waiting requests", () => {
+  let service: ServiceUnderTest;
+  beforeAll(async () => {
+    service = await startServiceUnderTest("client-waiters", { workers: 0, env: { COMPACTD_MAX_WAITERS: "1" } });
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  it("pauses between reads the API answered early, rather than asking again in a loop", async () => {
+    const queued = await service.client().compact(compactable());
+    if (!("id" in queued)) throw new Error("expected a job");
+    const proxy = await startFlakyProxy(service.url, () => undefined);
+    const client = service.client({ baseUrl: proxy.url });
+    const holder = new AbortController();
+    try {
+      // Two agents wait on the job and one API process holds one of them: whichever is not held is answered at once, each time it asks.
+      const held = caught(client.get(queued.id, { wait: 5, signal: holder.signal }));
+      const job = await client.get(queued.id, { wait: 3 });
+      expect(job).toMatchObject({ id: queued.id, status: "queued" });
+      holder.abort(new Error("done"));
+      await held;
+      // Held, a wait of 3 s is one or two requests; answered early, a few a second: not hundreds.
+      expect(proxy.requests.length).toBeLessThan(12);
+    } finally {
+      holder.abort(new Error("done"));
+      await proxy.close();
+    }
+  });
+});
+
 describe("CompactdClient retries", () => {
   let service: ServiceUnderTest;
   beforeAll(async () => {
@@ -192,6 +279,17 @@ describe("CompactdClient retries", () => {
     try {
       expect(await caught(client.get("cmp_00000000000000000000000000000000"))).toMatchObject({ status: 404 });
       expect(proxy.requests).toHaveLength(3);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("passes a 5xx other than 503 on at once, as the README says: only 503 and 429 say \"not now\"", async () => {
+    const { proxy, client } = await throughProxy((index) => ({ kind: "status", status: index === 0 ? 502 : 500 }));
+    try {
+      expect(await caught(client.compact(compactable()))).toMatchObject({ status: 502 });
+      expect(await caught(client.get("cmp_00000000000000000000000000000000"))).toMatchObject({ status: 500 });
+      expect(proxy.requests).toHaveLength(2);
     } finally {
       await proxy.close();
     }

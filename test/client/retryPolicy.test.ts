@@ -28,4 +28,24 @@ describe("retryDelayMs", () => {
     expect(parseRetryAfter("soon", now)).toBeUndefined();
     expect(retryDelayMs(policy, 0, "soon", now)).toBeLessThanOrEqual(250);
   });
+
+  it("takes for a date only an HTTP-date, not whatever Date.parse makes of a number", () => {
+    // V8 reads "1.5" as 5 January 2001 and "5, 5" (two Retry-After headers joined) as 5 May 2001: long past, so "retry now".
+    for (const value of ["1.5", "5, 5", "-1", "2026-11-30"]) expect(parseRetryAfter(value, now), value).toBeUndefined();
+    expect(retryDelayMs(policy, 0, "5, 5", now)).toBeGreaterThan(0);
+  });
+
+  it("reads each of the three HTTP-date forms as GMT, whatever the local time zone", () => {
+    const zone = process.env.TZ;
+    process.env.TZ = "America/New_York";
+    try {
+      expect(parseRetryAfter("Mon, 30 Nov 2026 12:00:05 GMT", now)).toBe(5_000);
+      expect(parseRetryAfter("Monday, 30-Nov-26 12:00:05 GMT", now)).toBe(5_000);
+      // asctime carries no zone; HTTP dates are always GMT.
+      expect(parseRetryAfter("Mon Nov 30 12:00:05 2026", now)).toBe(5_000);
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+  });
 });

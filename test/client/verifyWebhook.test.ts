@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { Webhook } from "standardwebhooks";
+import type { AddressInfo } from "node:net";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook, WebhookVerificationError, type WebhookEvent } from "../../src/client/index.js";
 import { Redis } from "ioredis";
@@ -48,9 +50,39 @@ describe("verifyWebhook", () => {
     expect(verifyWebhook(new TextEncoder().encode(body), upperCase, TEST_WEBHOOK_SECRET).id).toBe("cmp_1");
   });
 
-  it("refuses a body changed after signing", () => {
+  it("reads one of several signature header lines, as Node's headersDistinct hands them over during a secret rotation", () => {
+    const headers = signed();
+    const rotated = { ...headers, "webhook-signature": [`v1,${Buffer.from("signed with the old secret").toString("base64")}`, headers["webhook-signature"]] };
+    expect(verifyWebhook(body, rotated, TEST_WEBHOOK_SECRET).id).toBe("cmp_1");
+  });
+
+  it("reads the headers of another fetch implementation, whose Headers is not this runtime's class", () => {
+    // As undici's own package or node-fetch make them: a get() by name, but not `instanceof Headers` here.
+    class OtherHeaders {
+      readonly #map: Map<string, string>;
+      constructor(init: Record<string, string>) {
+        this.#map = new Map(Object.entries(init).map(([name, value]) => [name.toLowerCase(), value]));
+      }
+      get(name: string): string | null {
+        return this.#map.get(name.toLowerCase()) ?? null;
+      }
+    }
+    expect(verifyWebhook(body, new OtherHeaders(signed()) as never, TEST_WEBHOOK_SECRET).id).toBe("cmp_1");
+  });
+
+  it("throws a TypeError naming the secret when the receiver's own secret is missing or malformed, not a verification failure", () => {
+    for (const secret of [undefined, "", "whsec_not base64!"]) {
+      expect(() => verifyWebhook(body, signed(), secret as never), String(secret)).toThrow(TypeError);
+      expect(() => verifyWebhook(body, {}, secret as never), String(secret)).toThrow(/^secret: /);
+    }
+  });
+
+  it("refuses a body changed after signing, saying to check the secret and to pass the body as received", () => {
     const tampered = body.replace('"failed"}', '"cancelled"}');
-    expect(failure(() => verifyWebhook(tampered, signed(), TEST_WEBHOOK_SECRET)).message).toMatch(/failed verification: .*signature/i);
+    const message = failure(() => verifyWebhook(tampered, signed(), TEST_WEBHOOK_SECRET)).message;
+    expect(message).toMatch(/failed verification: No matching signature found/);
+    expect(message).toMatch(/secret/);
+    expect(message).toMatch(/exactly as received/);
   });
 
   it("refuses a signature made with another secret", () => {
@@ -116,7 +148,9 @@ describe("verifyWebhook against the standardwebhooks package", () => {
           ours = { message: (err as Error).message };
         }
         if ("reason" in expected) {
-          expect(ours).toEqual({ message: `webhook ${id} failed verification: ${expected.reason}` });
+          expect(ours).toHaveProperty("message");
+          // The package's reason, and after it what a receiver can do about a signature that does not match.
+          expect((ours as { message: string }).message.startsWith(`webhook ${id} failed verification: ${expected.reason}`)).toBe(true);
         } else if ("event" in ours) {
           expect(ours.event).toEqual(expected.payload);
         } else {
@@ -159,5 +193,49 @@ describe.each(["base64", "raw"])("verifyWebhook on callbacks the running service
     redis.disconnect();
     expect(stored?.[0] === 0).toBe(encoding === "raw");
     expect(batchDone).toMatchObject({ id: batch.id, result: { counts: { nothing_to_compact: 1 } } });
+  });
+});
+
+describe("verifyWebhook in a receiver built on a framework that parses JSON bodies", () => {
+  let service: ServiceUnderTest;
+  let receiver: FastifyInstance;
+  const outcomes: { route: string; outcome: unknown }[] = [];
+  beforeAll(async () => {
+    service = await startServiceUnderTest("client-webhook-framework");
+    receiver = Fastify();
+    const verifyOn = (route: string) => async (request: FastifyRequest, reply: FastifyReply) => {
+      try {
+        outcomes.push({ route, outcome: verifyWebhook(request.body as string, request.headers, TEST_WEBHOOK_SECRET) });
+      } catch (err) {
+        outcomes.push({ route, outcome: err });
+      }
+      return reply.code(204).send();
+    };
+    // Fastify's default: the body parsed as JSON before the handler sees it.
+    receiver.post("/parsed", verifyOn("parsed"));
+    // The fix a receiver makes: take this route's body as text, verify it, then parse it.
+    await receiver.register(async (raw) => {
+      raw.addContentTypeParser("application/json", { parseAs: "string" }, (_request, text, done) => done(null, text));
+      raw.post("/raw", verifyOn("raw"));
+    });
+    await receiver.listen({ port: 0, host: "127.0.0.1" });
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await service.close();
+  });
+
+  it("refuses the parsed body with an error saying to pass the raw body, and verifies the raw one", async () => {
+    const { port } = receiver.server.address() as AddressInfo;
+    const client = service.client();
+    const short = { messages: [{ role: "user" as const, content: "short" }], contextWindow: 20_000 };
+    await client.batch([short], { callbackUrl: `http://127.0.0.1:${port}/parsed` });
+    await client.batch([short], { callbackUrl: `http://127.0.0.1:${port}/raw` });
+    await waitUntil(() => outcomes.length >= 2, "both callbacks arrive", 20_000);
+
+    const parsed = outcomes.find((entry) => entry.route === "parsed")!.outcome;
+    expect(parsed).toBeInstanceOf(TypeError);
+    expect((parsed as Error).message).toMatch(/^rawBody: .*exactly as received/);
+    expect(outcomes.find((entry) => entry.route === "raw")!.outcome).toMatchObject({ type: "batch.completed" });
   });
 });

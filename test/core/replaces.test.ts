@@ -74,6 +74,13 @@ describe("canonicalJson", () => {
     );
   });
 
+  it("writes what toJSON gives, as JSON.stringify sends it: a Date as its ISO text", () => {
+    const at = new Date("2026-12-04T10:00:00.000Z");
+    const value = { at, list: [at], money: { toJSON: (key: string) => `12.50 EUR at ${key}` } };
+    expect(canonicalJson(value)).toBe(canonicalJson(JSON.parse(JSON.stringify(value))));
+    expect(canonicalJson(at)).toBe('"2026-12-04T10:00:00.000Z"');
+  });
+
   it("drops and nulls what JSON cannot carry as JSON.stringify does, and writes empty containers", () => {
     const value = { b: [1, undefined, () => 1, Symbol("s")], a: { z: undefined, f: () => 1 }, c: [], d: {} };
     expect(canonicalJson(value)).toBe('{"a":{},"b":[1,null,null,null],"c":[],"d":{}}');

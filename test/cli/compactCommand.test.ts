@@ -257,6 +257,24 @@ describe("compactd compact when the Anthropic API fails", () => {
     expect(facts.filter((fact) => !out.summary.includes(fact.slice(2)))).toEqual([]);
     expect(out.previousSummaryCharsCut).toBe(0);
   });
+
+  it("does not wait out a 429 whose retry-after asks for an hour: it degrades at once, naming the 429", async () => {
+    const limited = await startFakeAnthropic({ script: () => ({ kind: "error", status: 429, retryAfterMs: 3_600_000 }) });
+    try {
+      const run = await runCli(["compact", longFile, "--context-window", "100000", "--keep-recent-tokens", "8000"], {
+        env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: limited.url },
+      });
+      expect(run.code).toBe(0);
+      const out = JSON.parse(run.stdout);
+      expect(out.degraded).toBe(true);
+      expect(out.degradedReason).toContain("HTTP 429");
+      // Every request was a first try: the SDK never slept on the hour to send a retry.
+      expect(limited.requests.length).toBeGreaterThan(0);
+      expect(limited.requests.map((r) => r.headers["x-stainless-retry-count"])).toEqual(limited.requests.map(() => "0"));
+    } finally {
+      await limited.close();
+    }
+  });
 });
 
 describe("compactd compact on a directory, watched from a terminal", () => {

@@ -53,7 +53,7 @@ export async function runCompact(target: string, options: CompactCommandOptions,
   if (target !== "-" && (await isDirectory(target))) return compactDirectory(target, options, summarizer, io, output);
 
   const input = await readJson(target, io);
-  const outcome = await compactOne(input, target, options, summarizer, output.stopped);
+  const outcome = await compactOne(input, target, options, summarizer, io, output.stopped);
   if (outcome === "nothing") {
     output.write(`${JSON.stringify({ status: "nothing_to_compact" })}\n`);
     return EXIT.nothingToCompact;
@@ -86,7 +86,7 @@ async function compactDirectory(
     const file = path.join(dir, name);
     if (io.stderr.isTTY) io.stderr.write(`\r[${i + 1}/${files.length}] ${name}\x1b[K`);
     try {
-      const outcome = await compactOne(await readJson(file, io), file, options, summarizer, output.stopped);
+      const outcome = await compactOne(await readJson(file, io), file, options, summarizer, io, output.stopped);
       const line = outcome === "nothing" ? { file, status: "nothing_to_compact" } : { file, status: "compacted", ...outcome };
       compacted ||= outcome !== "nothing";
       output.write(`${JSON.stringify(line)}\n`);
@@ -106,13 +106,14 @@ async function compactOne(
   source: string,
   options: CompactCommandOptions,
   summarizer: () => Promise<SummarizerChoice>,
+  io: Io,
   signal: AbortSignal,
 ): Promise<Result | "nothing"> {
   let conversation;
   try {
     conversation = parseConversation(input, options.format);
   } catch (err) {
-    if (err instanceof InvalidConversationError) throw new UsageError(`${source}: ${err.message}`);
+    if (err instanceof InvalidConversationError) throw new UsageError(`${inputName(source)}: ${err.message}`);
     throw err;
   }
   const smallest = minimumContextWindow(options.reserveTokens);
@@ -132,12 +133,28 @@ async function compactOne(
     summarizer: await summarizer(),
   });
   if (compactor === null) throw new UsageError("--context-window must be a positive number of tokens");
+  let result: Result;
   try {
-    return await compactor.compact(conversation, { reason: options.reason, usageTokens: options.usageTokens, signal });
+    result = await compactor.compact(conversation, { reason: options.reason, usageTokens: options.usageTokens, signal });
   } catch (err) {
     if (err instanceof NothingToCompactError) return "nothing";
     throw err;
   }
+  if (result.degraded) sayDegraded(source, result, io);
+  return result;
+}
+
+/**
+ * A degraded result is still a compaction (exit 0, the result on stdout), but
+ * not the one asked for: the model failed and the offline summary stands in.
+ * Its `degraded` field is easy to miss in a page of JSON, so stderr says it,
+ * with each distinct cause once (the two attempts of a call often fail alike).
+ * On a terminal the line first clears a directory run's progress line.
+ */
+function sayDegraded(source: string, result: Result, io: Io): void {
+  const causes = [...new Set(result.degradation.map((d) => d.message))].join("; ");
+  const clearProgress = io.stderr.isTTY ? "\r\x1b[K" : "";
+  io.stderr.write(`${clearProgress}compactd: ${inputName(source)}: degraded, the offline summary stands in: ${causes}\n`);
 }
 
 /**
@@ -186,13 +203,18 @@ async function readJson(target: string, io: Io): Promise<unknown> {
     text = target === "-" ? await readStream(io.stdin) : await readFile(target, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new UsageError(`${target}: cannot read (${code ?? (err as Error).message})`);
+    throw new UsageError(`${inputName(target)}: cannot read (${code ?? (err as Error).message})`);
   }
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new UsageError(`${target === "-" ? "stdin" : target}: not valid JSON (${(err as Error).message})`);
+    throw new UsageError(`${inputName(target)}: not valid JSON (${(err as Error).message})`);
   }
+}
+
+/** How messages name the input: its path, or stdin for `-`. */
+function inputName(target: string): string {
+  return target === "-" ? "stdin" : target;
 }
 
 async function readStream(stream: NodeJS.ReadableStream): Promise<string> {

@@ -258,6 +258,33 @@ describe("compactd compact when the Anthropic API fails", () => {
     expect(out.previousSummaryCharsCut).toBe(0);
   });
 
+  it("says on stderr that the summary is degraded and why, once per cause, still exiting 0 with the result", async () => {
+    const run = await runCli(["compact", longFile, "--context-window", "100000", "--keep-recent-tokens", "8000"], {
+      env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: failing.url },
+    });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout).degraded).toBe(true);
+    const lines = run.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`compactd: ${longFile}: degraded, the offline summary stands in: history summarizer failed: HTTP 500 `);
+    expect(lines[0]!.startsWith("compactd: ")).toBe(true);
+    expect(lines[0]!.match(/history summarizer failed/g)).toHaveLength(1);
+  });
+
+  it("names each degraded file of a directory on stderr", async () => {
+    const sub = await mkdtemp(path.join(tmpdir(), "compactd-cli-degraded-"));
+    await writeFile(path.join(sub, "a.json"), JSON.stringify(longSession));
+    await writeFile(path.join(sub, "b.json"), JSON.stringify(reactTurn({ rounds: 1 })));
+    const run = await runCli(["compact", sub, "--context-window", "100000", "--keep-recent-tokens", "8000"], {
+      env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: failing.url },
+    });
+    expect(run.code).toBe(0);
+    const lines = run.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.startsWith(`compactd: ${path.join(sub, "a.json")}: degraded, the offline summary stands in: `)).toBe(true);
+    expect(lines[0]).toContain("HTTP 500");
+  });
+
   it("does not wait out a 429 whose retry-after asks for an hour: it degrades at once, naming the 429", async () => {
     const limited = await startFakeAnthropic({ script: () => ({ kind: "error", status: 429, retryAfterMs: 3_600_000 }) });
     try {

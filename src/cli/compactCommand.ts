@@ -23,6 +23,7 @@ import {
 } from "../core/index.js";
 import { MODEL_ID, MODEL_ID_FORM } from "../summarizers/modelId.js";
 import type { CommandOutput } from "./commandOutput.js";
+import { parseJsonInput } from "./jsonInput.js";
 import { EXIT, UsageError } from "./usageError.js";
 
 export interface CompactCommandOptions extends BudgetOverrides {
@@ -198,18 +199,14 @@ async function isDirectory(target: string): Promise<boolean> {
 }
 
 async function readJson(target: string, io: Io): Promise<unknown> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = target === "-" ? await readStream(io.stdin) : await readFile(target, "utf8");
+    bytes = target === "-" ? await readStream(io.stdin) : await readFile(target);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new UsageError(`${inputName(target)}: cannot read (${code ?? (err as Error).message})`);
   }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new UsageError(`${inputName(target)}: not valid JSON (${(err as Error).message})`);
-  }
+  return parseJsonInput(inputName(target), bytes);
 }
 
 /** How messages name the input: its path, or stdin for `-`. */
@@ -217,8 +214,8 @@ function inputName(target: string): string {
   return target === "-" ? "stdin" : target;
 }
 
-async function readStream(stream: NodeJS.ReadableStream): Promise<string> {
+async function readStream(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
-  return Buffer.concat(chunks).toString("utf8");
+  return Buffer.concat(chunks);
 }

@@ -304,6 +304,40 @@ describe("compactd compact when the Anthropic API fails", () => {
   });
 });
 
+describe("compactd compact reading its input", () => {
+  const args = (file: string) => ["compact", file, "--context-window", "100000", "--keep-recent-tokens", "8000", "--summarizer", "offline"];
+
+  it("takes a file, or stdin, that opens with a UTF-8 byte order mark, as editors on Windows write them", async () => {
+    const text = `\ufeff${JSON.stringify({ messages: longSession })}`;
+    const file = path.join(dir, "bom.json");
+    await writeFile(file, text);
+    for (const run of [await runCli(args(file), { env: noKey }), await runCli(args("-"), { env: noKey, stdin: text })]) {
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout).messages.at(-1)).toEqual(longSession.at(-1));
+    }
+  });
+
+  const latin1 = Buffer.from(JSON.stringify([{ role: "user", content: "caf\u00e9 au lait" }]), "latin1");
+  it.each([
+    ["an empty file", Buffer.alloc(0), /: is empty; expected a conversation as JSON/],
+    ["white space only", Buffer.from(" \n\t\r\n"), /: is empty; expected a conversation as JSON/],
+    ["Latin-1 text", latin1, new RegExp(`: is not UTF-8 text: byte 0xE9 at offset ${latin1.indexOf(0xe9)} \\(line 1\\) does not decode`)],
+    ["UTF-16 text", Buffer.from(`\ufeff${JSON.stringify(longSession)}`, "utf16le"), /: is UTF-16 text/],
+    ["a syntax error in pretty-printed JSON", Buffer.from('{\n  "messages": [\n    {"role": "user", "content": "hi"},\n  ]\n}'), /: not valid JSON at line 4, column 3: expected a value \(an object, array, string, number, true, false or null\), found "]"$/m],
+    ["a session log in JSON Lines", Buffer.from('{"type":"user","message":{"role":"user","content":"hi"}}\n{"type":"assistant"}\n'), /: holds one JSON value per line \(JSON Lines/],
+  ])("refuses %s with exit 2 and one line saying what is wrong where", async (_, bytes, message) => {
+    const file = path.join(dir, "input.json");
+    await writeFile(file, bytes);
+    const run = await runCli(args(file), { env: noKey });
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toMatch(message);
+    expect(run.stderr.startsWith(`compactd: ${file}: `)).toBe(true);
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+  });
+});
+
 describe("compactd compact on a directory, watched from a terminal", () => {
   it("shows progress on stderr when stderr is a TTY, and none when it is not", async () => {
     const sub = await mkdtemp(path.join(tmpdir(), "compactd-cli-tty-"));

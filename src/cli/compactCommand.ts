@@ -48,6 +48,10 @@ export interface Io {
  * progress (the caller then reports the failed write's status).
  */
 export async function runCompact(target: string, options: CompactCommandOptions, io: Io, output: CommandOutput): Promise<number> {
+  // A model asked for and a summarizer that uses none: whichever the user meant, one of them would be ignored.
+  if (options.summarizer === OFFLINE_SUMMARIZER && options.model !== undefined) {
+    throw new UsageError("--model names the model of the Anthropic summarizer; it has no use with --summarizer offline");
+  }
   // Chosen on first use, so input errors are reported alone, before any note about the summarizer.
   let chosen: Promise<SummarizerChoice> | undefined;
   const summarizer = () => (chosen ??= chooseSummarizer(options, io));

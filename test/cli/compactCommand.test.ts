@@ -67,6 +67,7 @@ describe("compactd compact", () => {
     [["compact", "FILE", "--context-window", "100000", "--stall-timeout-ms", "999"], /--stall-timeout-ms takes at least 1000 \(a second\), got "999"/],
     [["compact", "FILE", "--context-window", "100000001"], /--context-window takes at most 100000000 \(a hundred million tokens\), got "100000001"/],
     [["compact", "FILE", "--context-window", "100000", "--usage-tokens", "9007199254740991"], /--usage-tokens takes at most 100000000/],
+    [["compact", "FILE", "--context-window", "100000", "--summarizer", "offline", "--model", "claude-x"], /--model names the model of the Anthropic summarizer; it has no use with --summarizer offline/],
     [["compact", "FILE"], /required option '--context-window <tokens>' not specified/],
     [["compact", "FILE", "--context-window", "1000", "--reason", "bored"], /--reason.*bored/],
     [["compact", "BAD", "--context-window", "1000"], /not valid JSON/],

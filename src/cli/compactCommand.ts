@@ -38,7 +38,7 @@ export interface CompactCommandOptions extends BudgetOverrides {
 export interface Io {
   readonly stdout: NodeJS.WritableStream;
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
-  readonly stdin: NodeJS.ReadableStream;
+  readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   readonly env: NodeJS.ProcessEnv;
 }
 
@@ -205,7 +205,7 @@ async function isDirectory(target: string): Promise<boolean> {
 async function readJson(target: string, io: Io): Promise<unknown> {
   let bytes: Buffer;
   try {
-    bytes = target === "-" ? await readStream(io.stdin) : await readFile(target);
+    bytes = target === "-" ? await readStdin(io) : await readFile(target);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new UsageError(`${inputName(target)}: cannot read (${code ?? (err as Error).message})`);
@@ -218,8 +218,14 @@ function inputName(target: string): string {
   return target === "-" ? "stdin" : target;
 }
 
-async function readStream(stream: NodeJS.ReadableStream): Promise<Buffer> {
+/**
+ * Stdin to its end. From a pipe that is the writer closing it; from a
+ * terminal it is Ctrl-D, which a person who typed `compact -` by habit may
+ * not think of, and a run waiting without a word looks hung: it says so.
+ */
+async function readStdin(io: Io): Promise<Buffer> {
+  if (io.stdin.isTTY) io.stderr.write("compactd: reading the conversation from the terminal; end it with Ctrl-D on a line of its own\n");
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  for await (const chunk of io.stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
   return Buffer.concat(chunks);
 }

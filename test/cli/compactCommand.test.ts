@@ -354,4 +354,11 @@ describe("compactd compact on a directory, watched from a terminal", () => {
     const piped = await runCli(args, { env: noKey });
     expect(piped.stderr).toBe("");
   });
+
+  it("says it is reading the conversation from the terminal, and how to end it, when - is a terminal", async () => {
+    // Short lines: a terminal's line discipline takes at most 4096 characters a line.
+    const typed = `${JSON.stringify(reactTurn({ rounds: 1 }), null, 1)}\n\x04`;
+    const screen = await stderrOnTerminal(["compact", "-", "--context-window", "100000", "--summarizer", "offline"], {}, typed);
+    expect(screen).toContain("compactd: reading the conversation from the terminal; end it with Ctrl-D on a line of its own");
+  });
 });

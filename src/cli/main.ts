@@ -52,6 +52,7 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
     .option("--model <model>", "the Anthropic model that writes the summary")
     .addOption(new Option("--format <format>", "input shape").choices(["auto", "anthropic", "openai"]).default("auto"))
     .option("--usage-tokens <tokens>", "the provider's token count for the whole input, to calibrate estimates", wholeNumber("--usage-tokens", TOKEN_RANGE))
+    .addHelpText("after", COMPACT_EXIT_CODES)
     .action(async (file: string, opts: Record<string, unknown>) => {
       exitCode = await runCompact(file, toCompactOptions(opts), io, resultOutput());
     });
@@ -116,6 +117,20 @@ function toCompactOptions(opts: Record<string, unknown>): CompactCommandOptions 
     usageTokens: opts.usageTokens as number | undefined,
   };
 }
+
+/** What `compact --help` says of its exit codes: a script calling it needs them, and the README is not at hand. */
+const COMPACT_EXIT_CODES = [
+  "",
+  "Exit codes:",
+  ...([
+    [EXIT.compacted, "compacted: the result on stdout (degraded or not: stderr says when it is)"],
+    [EXIT.nothingToCompact, 'nothing to compact: {"status":"nothing_to_compact"} on stdout'],
+    [EXIT.usage, "bad input or usage: one line on stderr names it"],
+    [EXIT.failed, "anything else"],
+    [EXIT.readerGone, "the reader of stdout went away (as a tool stopped by SIGPIPE)"],
+  ] as const).map(([code, meaning]) => `  ${String(code).padEnd(5)}${meaning}`),
+  "A directory exits 2 when any file was bad input, else 0 when any was compacted, else 3.",
+].join("\n");
 
 /** A flag's range, with each end in words for the message refusing a value outside it. */
 interface Range {

@@ -25,6 +25,13 @@ beforeAll(async () => {
 });
 
 describe("compactd compact", () => {
+  it("lists its exit codes in --help, exiting 0", async () => {
+    const run = await runCli(["compact", "--help"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^Exit codes:/m);
+    for (const code of ["0", "1", "2", "3", "141"]) expect(run.stdout).toMatch(new RegExp(`^  ${code} +\\S`, "m"));
+  });
+
   it("compacts with the offline summarizer when no key is set, says so on stderr, and names it in the result", async () => {
     const run = await runCli(["compact", longFile, "--context-window", "100000", "--keep-recent-tokens", "8000"], { env: noKey });
     expect(run.code).toBe(0);

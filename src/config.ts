@@ -4,6 +4,7 @@ import { LOG_LEVELS, type LogLevel } from "./telemetry/logger.js";
 import { RESULT_ENCODINGS } from "./queue/resultStore.js";
 import { allowEntryProblem } from "./webhooks/callbackAllow.js";
 import { MODEL_ID, MODEL_ID_FORM } from "./summarizers/modelId.js";
+import { isUrlWithScheme } from "./http/urlWithScheme.js";
 
 /**
  * The service's environment table: every variable the API and worker read,
@@ -71,7 +72,7 @@ function url(schemes: readonly string[]): z.ZodType<string, string> {
   const expected = `expected a URL starting with ${schemes.map((s) => `${s}//`).join(" or ")}`;
   return z.string().transform((raw, ctx) => {
     const value = raw.trim();
-    return URL.canParse(value) && schemes.includes(new URL(value).protocol) ? value : fail(ctx, expected);
+    return isUrlWithScheme(value, schemes) ? value : fail(ctx, expected);
   });
 }
 

@@ -21,6 +21,7 @@ import {
   type Result,
   type SummarizerChoice,
 } from "../core/index.js";
+import { isUrlWithScheme } from "../http/urlWithScheme.js";
 import { MODEL_ID, MODEL_ID_FORM } from "../summarizers/modelId.js";
 import type { CommandOutput } from "./commandOutput.js";
 import { parseJsonInput } from "./jsonInput.js";
@@ -180,7 +181,19 @@ async function chooseSummarizer(options: CompactCommandOptions, io: Io): Promise
   if (!apiKey) throw new UsageError("--summarizer anthropic needs ANTHROPIC_API_KEY in the environment");
   const model = chosenModel(options, io.env);
   const { createAnthropicSummarizer, DEFAULT_MODEL } = await import("../summarizers/anthropic.js");
-  return createAnthropicSummarizer({ apiKey, baseURL: io.env.ANTHROPIC_BASE_URL || undefined, model: model ?? DEFAULT_MODEL });
+  return createAnthropicSummarizer({ apiKey, baseURL: chosenBaseUrl(io.env), model: model ?? DEFAULT_MODEL });
+}
+
+/**
+ * ANTHROPIC_BASE_URL held to the service's rule (blank is unset, else an
+ * http or https URL): a malformed one would only make every summary degrade.
+ */
+function chosenBaseUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const baseUrl = env.ANTHROPIC_BASE_URL?.trim() || undefined;
+  if (baseUrl !== undefined && !isUrlWithScheme(baseUrl, ["http:", "https:"])) {
+    throw new UsageError(`ANTHROPIC_BASE_URL must be a URL starting with http:// or https://; got ${JSON.stringify(baseUrl.slice(0, 200))}`);
+  }
+  return baseUrl;
 }
 
 /**

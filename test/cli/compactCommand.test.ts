@@ -257,6 +257,8 @@ describe("compactd compact when the Anthropic API fails", () => {
     failing = await startFakeAnthropic({ script: () => ({ kind: "error", status: 500 }) });
   });
   afterAll(() => failing.close());
+  const compactAgainst = (baseUrl: string, target: string) =>
+    runCli(["compact", target, "--context-window", "100000", "--keep-recent-tokens", "8000"], { env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: baseUrl } });
 
   it("keeps the previous summary whole in the degraded summary and says nothing of it was cut", async () => {
     const facts = Array.from({ length: 60 }, (_, i) => `- fact ${i}: ${fillerText(180, i * 211).replace(/\s+/g, " ")}`);
@@ -264,9 +266,7 @@ describe("compactd compact when the Anthropic API fails", () => {
     const file = path.join(dir, "previous-summary.json");
     await writeFile(file, JSON.stringify({ messages: [summaryMessage(previous), ...longSession] }));
 
-    const run = await runCli(["compact", file, "--context-window", "100000", "--keep-recent-tokens", "8000"], {
-      env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: failing.url },
-    });
+    const run = await compactAgainst(failing.url, file);
 
     expect(run.code).toBe(0);
     const out = JSON.parse(run.stdout);
@@ -277,15 +277,12 @@ describe("compactd compact when the Anthropic API fails", () => {
   });
 
   it("says on stderr that the summary is degraded and why, once per cause, still exiting 0 with the result", async () => {
-    const run = await runCli(["compact", longFile, "--context-window", "100000", "--keep-recent-tokens", "8000"], {
-      env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: failing.url },
-    });
+    const run = await compactAgainst(failing.url, longFile);
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout).degraded).toBe(true);
     const lines = run.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain(`compactd: ${longFile}: degraded, the offline summary stands in: history summarizer failed: HTTP 500 `);
-    expect(lines[0]!.startsWith("compactd: ")).toBe(true);
+    expect(lines[0]!.startsWith(`compactd: ${longFile}: degraded, the offline summary stands in: history summarizer failed: HTTP 500 `)).toBe(true);
     expect(lines[0]!.match(/history summarizer failed/g)).toHaveLength(1);
   });
 
@@ -293,9 +290,7 @@ describe("compactd compact when the Anthropic API fails", () => {
     const sub = await mkdtemp(path.join(tmpdir(), "compactd-cli-degraded-"));
     await writeFile(path.join(sub, "a.json"), JSON.stringify(longSession));
     await writeFile(path.join(sub, "b.json"), JSON.stringify(reactTurn({ rounds: 1 })));
-    const run = await runCli(["compact", sub, "--context-window", "100000", "--keep-recent-tokens", "8000"], {
-      env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: failing.url },
-    });
+    const run = await compactAgainst(failing.url, sub);
     expect(run.code).toBe(0);
     const lines = run.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
@@ -306,9 +301,7 @@ describe("compactd compact when the Anthropic API fails", () => {
   it("does not wait out a 429 whose retry-after asks for an hour: it degrades at once, naming the 429", async () => {
     const limited = await startFakeAnthropic({ script: () => ({ kind: "error", status: 429, retryAfterMs: 3_600_000 }) });
     try {
-      const run = await runCli(["compact", longFile, "--context-window", "100000", "--keep-recent-tokens", "8000"], {
-        env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: limited.url },
-      });
+      const run = await compactAgainst(limited.url, longFile);
       expect(run.code).toBe(0);
       const out = JSON.parse(run.stdout);
       expect(out.degraded).toBe(true);

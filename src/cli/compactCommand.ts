@@ -20,6 +20,7 @@ import {
   type Reason,
   type Result,
   type SummarizerChoice,
+  threshold,
 } from "../core/index.js";
 import { isUrlWithScheme } from "../http/urlWithScheme.js";
 import { MODEL_ID, MODEL_ID_FORM } from "../summarizers/modelId.js";
@@ -146,21 +147,27 @@ async function compactOne(
     if (err instanceof NothingToCompactError) return "nothing";
     throw err;
   }
-  if (result.degraded) sayDegraded(source, result, io);
+  sayWhatFellShort(source, result, threshold(compactor.settings), io);
   return result;
 }
 
 /**
- * A degraded result is still a compaction (exit 0, the result on stdout), but
- * not the one asked for: the model failed and the offline summary stands in.
- * Its `degraded` field is easy to miss in a page of JSON, so stderr says it,
- * with each distinct cause once (the two attempts of a call often fail alike).
- * On a terminal the line first clears a directory run's progress line.
+ * A result can be a compaction (exit 0, the result on stdout) and still not
+ * the one asked for, in two ways the JSON says but a page of it hides, so
+ * stderr says them, a line each:
+ * - degraded: the model failed and the offline summary stands in (each
+ *   distinct cause once: the two attempts of a call often fail alike);
+ * - still above the threshold (window minus reserve): what is kept verbatim
+ *   (the system prompt, the newest messages or tool call) is larger than that
+ *   alone, and the agent will overflow again.
+ * On a terminal a line first clears a directory run's progress line.
  */
-function sayDegraded(source: string, result: Result, io: Io): void {
-  const causes = [...new Set(result.degradation.map((d) => d.message))].join("; ");
-  const clearProgress = io.stderr.isTTY ? "\r\x1b[K" : "";
-  io.stderr.write(`${clearProgress}compactd: ${inputName(source)}: degraded, the offline summary stands in: ${causes}\n`);
+function sayWhatFellShort(source: string, result: Result, room: number, io: Io): void {
+  const say = (what: string) => io.stderr.write(`${io.stderr.isTTY ? "\r\x1b[K" : ""}compactd: ${inputName(source)}: ${what}\n`);
+  if (result.degraded) say(`degraded, the offline summary stands in: ${[...new Set(result.degradation.map((d) => d.message))].join("; ")}`);
+  if (result.tokensAfter > room) {
+    say(`still ${result.tokensAfter} tokens after compaction, above the ${room} the window leaves besides the reserve (the system prompt and the newest messages are kept verbatim, whatever their size)`);
+  }
 }
 
 /**

@@ -123,7 +123,7 @@ const COMPACT_EXIT_CODES = [
   "",
   "Exit codes:",
   ...([
-    [EXIT.compacted, "compacted: the result on stdout (degraded or not: stderr says when it is)"],
+    [EXIT.compacted, "compacted: the result on stdout (stderr says when it is degraded, or still too large)"],
     [EXIT.nothingToCompact, 'nothing to compact: {"status":"nothing_to_compact"} on stdout'],
     [EXIT.usage, "bad input or usage: one line on stderr names it"],
     [EXIT.failed, "anything else"],

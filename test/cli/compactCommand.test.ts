@@ -50,6 +50,18 @@ describe("compactd compact", () => {
     expect(out.messages.slice(1)).toEqual(longSession.slice(out.firstKeptIndex));
   });
 
+  it("says on stderr when the result is still above the window's threshold, because the newest message alone is larger", async () => {
+    const file = path.join(dir, "huge-newest.json");
+    await writeFile(file, JSON.stringify([...longSession, { role: "user", content: fillerText(200_000, 7) }]));
+    const run = await runCli(["compact", file, "--context-window", "32000", "--summarizer", "offline"], { env: noKey });
+    expect(run.code).toBe(0);
+    const out = JSON.parse(run.stdout);
+    expect(out.tokensAfter).toBeGreaterThan(32_000 - 16_384);
+    expect(run.stderr).toBe(
+      `compactd: ${file}: still ${out.tokensAfter} tokens after compaction, above the 15616 the window leaves besides the reserve (the system prompt and the newest messages are kept verbatim, whatever their size)\n`,
+    );
+  });
+
   it("exits 3 with nothing_to_compact when everything fits the keep-recent budget", async () => {
     const run = await runCli(["compact", smallFile, "--context-window", "200000"], { env: noKey });
     expect(run.code).toBe(3);

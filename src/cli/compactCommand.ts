@@ -25,7 +25,7 @@ import {
 import { isUrlWithScheme } from "../http/urlWithScheme.js";
 import { MODEL_ID, MODEL_ID_FORM } from "../summarizers/modelId.js";
 import type { CommandOutput } from "./commandOutput.js";
-import { parseJsonInput } from "./jsonInput.js";
+import { readJsonInput } from "./jsonInput.js";
 import { EXIT, UsageError } from "./usageError.js";
 
 export interface CompactCommandOptions extends BudgetOverrides {
@@ -222,15 +222,8 @@ async function isDirectory(target: string): Promise<boolean> {
   }
 }
 
-async function readJson(target: string, io: Io): Promise<unknown> {
-  let bytes: Buffer;
-  try {
-    bytes = target === "-" ? await readStdin(io) : await readFile(target);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new UsageError(`${inputName(target)}: cannot read (${code ?? (err as Error).message})`);
-  }
-  return parseJsonInput(inputName(target), bytes);
+function readJson(target: string, io: Io): Promise<unknown> {
+  return readJsonInput(inputName(target), () => (target === "-" ? readStdin(io) : readFile(target)));
 }
 
 /** How messages name the input: its path, or stdin for `-`. */

@@ -20,8 +20,18 @@ import { UsageError } from "./usageError.js";
 
 const UTF8_BOM = [0xef, 0xbb, 0xbf];
 
-/** Parses `bytes` read from the input `name` (a path, or stdin). */
-export function parseJsonInput(name: string, bytes: Buffer): unknown {
+/** Reads the input `name` (a path, or stdin) with `read` and parses it; a read that fails is a UsageError naming its code. */
+export async function readJsonInput(name: string, read: () => Promise<Buffer>): Promise<unknown> {
+  let bytes: Buffer;
+  try {
+    bytes = await read();
+  } catch (err) {
+    throw new UsageError(`${name}: cannot read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  return parseJsonInput(name, bytes);
+}
+
+function parseJsonInput(name: string, bytes: Buffer): unknown {
   const text = decodeUtf8(name, bytes);
   if (text.trim() === "") throw new UsageError(`${name}: is empty; expected a conversation as JSON: {"messages": […]} or a message array`);
   try {

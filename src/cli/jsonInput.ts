@@ -62,7 +62,7 @@ function firstInvalidUtf8(bytes: Buffer): number {
   while (i < bytes.length) {
     const lead = bytes[i]!;
     const length = lead < 0x80 ? 1 : lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
-    if (length === 0 || !isUtf8(bytes.subarray(i, i + length)) || i + length > bytes.length) return i;
+    if (length === 0 || !isUtf8(bytes.subarray(i, i + length))) return i;
     i += length;
   }
   return i;
@@ -75,7 +75,7 @@ function whyNotJson(text: string, parserMessage: string): string {
   if (error === undefined) return `not valid JSON (${parserMessage.replace(/\s+/g, " ")})`;
   const before = text.slice(0, error.offset);
   if (error.expected === END_OF_INPUT && before.slice(before.trimEnd().length).includes("\n")) {
-    return 'holds one JSON value per line (JSON Lines, as a Claude Code or pi session log does); compactd compact takes one conversation as JSON: {"system"?, "messages": […]} or a message array';
+    return 'holds one JSON value per line (JSON Lines, as a Claude Code or pi session log does); compactd takes one conversation as JSON: {"system"?, "messages": […]} or a message array';
   }
   const line = before.split("\n").length;
   const column = error.offset - before.lastIndexOf("\n");

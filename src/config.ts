@@ -4,6 +4,7 @@ import { LOG_LEVELS, type LogLevel } from "./telemetry/logger.js";
 import { RESULT_ENCODINGS } from "./queue/resultStore.js";
 import { allowEntryProblem } from "./webhooks/callbackAllow.js";
 import { MODEL_ID, MODEL_ID_FORM } from "./summarizers/modelId.js";
+import { isUrlWithScheme } from "./http/urlWithScheme.js";
 
 /**
  * The service's environment table: every variable the API and worker read,
@@ -134,7 +135,7 @@ function url(schemes: readonly string[]): Rule<string> {
   return textRule(
     z.string().transform((raw, ctx) => {
       const value = raw.trim();
-      return URL.canParse(value) && schemes.includes(new URL(value).protocol) ? value : fail(ctx, expected);
+      return isUrlWithScheme(value, schemes) ? value : fail(ctx, expected);
     }),
   );
 }

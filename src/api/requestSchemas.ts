@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { REASONS } from "../core/compactor.js";
 import { refusedRequestField } from "../core/formats/nestingDepth.js";
-import { MAX_SUMMARIZATION_STALL_TIMEOUT_MS } from "../core/settings.js";
+import { MAX_SUMMARIZATION_STALL_TIMEOUT_MS, MAX_TOKEN_COUNT, MIN_SUMMARIZATION_STALL_TIMEOUT_MS } from "../core/settings.js";
 import { hasLoneSurrogate } from "../core/wellFormedText.js";
 import { ApiError, invalidField } from "./apiError.js";
 import { ErrorCodes } from "../client/errorCodes.js";
@@ -23,7 +23,7 @@ const MAX_METADATA_BYTES = 16 * 1024;
 
 const MAX_INSTRUCTIONS_CHARS = 20_000;
 
-const tokens = z.int().min(1).max(100_000_000);
+const tokens = z.int().min(1).max(MAX_TOKEN_COUNT);
 
 const settings = z
   .strictObject({
@@ -34,7 +34,7 @@ const settings = z
     maxSummaryTokens: tokens.optional().describe("Cap on the summary's length. Default: four fifths of the reserve."),
     stallTimeoutMs: z
       .int()
-      .min(1_000)
+      .min(MIN_SUMMARIZATION_STALL_TIMEOUT_MS)
       .max(MAX_SUMMARIZATION_STALL_TIMEOUT_MS)
       .optional()
       .describe(
@@ -93,7 +93,7 @@ const compactionFields = {
   usageTokens: z
     .int()
     .min(0)
-    .max(100_000_000)
+    .max(MAX_TOKEN_COUNT)
     .optional()
     .describe("The provider's reported input tokens for these messages, to calibrate the estimates."),
   metadata: metadata.optional(),

@@ -20,9 +20,12 @@ import {
   type Reason,
   type Result,
   type SummarizerChoice,
+  threshold,
 } from "../core/index.js";
+import { isUrlWithScheme } from "../http/urlWithScheme.js";
 import { MODEL_ID, MODEL_ID_FORM } from "../summarizers/modelId.js";
 import type { CommandOutput } from "./commandOutput.js";
+import { readJsonInput } from "./jsonInput.js";
 import { EXIT, UsageError } from "./usageError.js";
 
 export interface CompactCommandOptions extends BudgetOverrides {
@@ -37,7 +40,7 @@ export interface CompactCommandOptions extends BudgetOverrides {
 export interface Io {
   readonly stdout: NodeJS.WritableStream;
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
-  readonly stdin: NodeJS.ReadableStream;
+  readonly stdin: NodeJS.ReadableStream & { isTTY?: boolean };
   readonly env: NodeJS.ProcessEnv;
 }
 
@@ -47,13 +50,17 @@ export interface Io {
  * progress (the caller then reports the failed write's status).
  */
 export async function runCompact(target: string, options: CompactCommandOptions, io: Io, output: CommandOutput): Promise<number> {
+  // A model asked for and a summarizer that uses none: whichever the user meant, one of them would be ignored.
+  if (options.summarizer === OFFLINE_SUMMARIZER && options.model !== undefined) {
+    throw new UsageError("--model names the model of the Anthropic summarizer; it has no use with --summarizer offline");
+  }
   // Chosen on first use, so input errors are reported alone, before any note about the summarizer.
   let chosen: Promise<SummarizerChoice> | undefined;
   const summarizer = () => (chosen ??= chooseSummarizer(options, io));
   if (target !== "-" && (await isDirectory(target))) return compactDirectory(target, options, summarizer, io, output);
 
   const input = await readJson(target, io);
-  const outcome = await compactOne(input, target, options, summarizer, output.stopped);
+  const outcome = await compactOne(input, target, options, summarizer, io, output.stopped);
   if (outcome === "nothing") {
     output.write(`${JSON.stringify({ status: "nothing_to_compact" })}\n`);
     return EXIT.nothingToCompact;
@@ -86,7 +93,7 @@ async function compactDirectory(
     const file = path.join(dir, name);
     if (io.stderr.isTTY) io.stderr.write(`\r[${i + 1}/${files.length}] ${name}\x1b[K`);
     try {
-      const outcome = await compactOne(await readJson(file, io), file, options, summarizer, output.stopped);
+      const outcome = await compactOne(await readJson(file, io), file, options, summarizer, io, output.stopped);
       const line = outcome === "nothing" ? { file, status: "nothing_to_compact" } : { file, status: "compacted", ...outcome };
       compacted ||= outcome !== "nothing";
       output.write(`${JSON.stringify(line)}\n`);
@@ -106,13 +113,14 @@ async function compactOne(
   source: string,
   options: CompactCommandOptions,
   summarizer: () => Promise<SummarizerChoice>,
+  io: Io,
   signal: AbortSignal,
 ): Promise<Result | "nothing"> {
   let conversation;
   try {
     conversation = parseConversation(input, options.format);
   } catch (err) {
-    if (err instanceof InvalidConversationError) throw new UsageError(`${source}: ${err.message}`);
+    if (err instanceof InvalidConversationError) throw new UsageError(`${inputName(source)}: ${err.message}`);
     throw err;
   }
   const smallest = minimumContextWindow(options.reserveTokens);
@@ -132,11 +140,33 @@ async function compactOne(
     summarizer: await summarizer(),
   });
   if (compactor === null) throw new UsageError("--context-window must be a positive number of tokens");
+  let result: Result;
   try {
-    return await compactor.compact(conversation, { reason: options.reason, usageTokens: options.usageTokens, signal });
+    result = await compactor.compact(conversation, { reason: options.reason, usageTokens: options.usageTokens, signal });
   } catch (err) {
     if (err instanceof NothingToCompactError) return "nothing";
     throw err;
+  }
+  sayWhatFellShort(source, result, threshold(compactor.settings), io);
+  return result;
+}
+
+/**
+ * A result can be a compaction (exit 0, the result on stdout) and still not
+ * the one asked for, in two ways the JSON says but a page of it hides, so
+ * stderr says them, a line each:
+ * - degraded: the model failed and the offline summary stands in (each
+ *   distinct cause once: the two attempts of a call often fail alike);
+ * - still above the threshold (window minus reserve): what is kept verbatim
+ *   (the system prompt, the newest messages or tool call) is larger than that
+ *   alone, and the agent will overflow again.
+ * On a terminal a line first clears a directory run's progress line.
+ */
+function sayWhatFellShort(source: string, result: Result, room: number, io: Io): void {
+  const say = (what: string) => io.stderr.write(`${io.stderr.isTTY ? "\r\x1b[K" : ""}compactd: ${inputName(source)}: ${what}\n`);
+  if (result.degraded) say(`degraded, the offline summary stands in: ${[...new Set(result.degradation.map((d) => d.message))].join("; ")}`);
+  if (result.tokensAfter > room) {
+    say(`still ${result.tokensAfter} tokens after compaction, above the ${room} the window leaves besides the reserve (the system prompt and the newest messages are kept verbatim, whatever their size)`);
   }
 }
 
@@ -158,7 +188,19 @@ async function chooseSummarizer(options: CompactCommandOptions, io: Io): Promise
   if (!apiKey) throw new UsageError("--summarizer anthropic needs ANTHROPIC_API_KEY in the environment");
   const model = chosenModel(options, io.env);
   const { createAnthropicSummarizer, DEFAULT_MODEL } = await import("../summarizers/anthropic.js");
-  return createAnthropicSummarizer({ apiKey, baseURL: io.env.ANTHROPIC_BASE_URL || undefined, model: model ?? DEFAULT_MODEL });
+  return createAnthropicSummarizer({ apiKey, baseURL: chosenBaseUrl(io.env), model: model ?? DEFAULT_MODEL });
+}
+
+/**
+ * ANTHROPIC_BASE_URL held to the service's rule (blank is unset, else an
+ * http or https URL): a malformed one would only make every summary degrade.
+ */
+function chosenBaseUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const baseUrl = env.ANTHROPIC_BASE_URL?.trim() || undefined;
+  if (baseUrl !== undefined && !isUrlWithScheme(baseUrl, ["http:", "https:"])) {
+    throw new UsageError(`ANTHROPIC_BASE_URL must be a URL starting with http:// or https://; got ${JSON.stringify(baseUrl.slice(0, 200))}`);
+  }
+  return baseUrl;
 }
 
 /**
@@ -180,23 +222,23 @@ async function isDirectory(target: string): Promise<boolean> {
   }
 }
 
-async function readJson(target: string, io: Io): Promise<unknown> {
-  let text: string;
-  try {
-    text = target === "-" ? await readStream(io.stdin) : await readFile(target, "utf8");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new UsageError(`${target}: cannot read (${code ?? (err as Error).message})`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new UsageError(`${target === "-" ? "stdin" : target}: not valid JSON (${(err as Error).message})`);
-  }
+function readJson(target: string, io: Io): Promise<unknown> {
+  return readJsonInput(inputName(target), () => (target === "-" ? readStdin(io) : readFile(target)));
 }
 
-async function readStream(stream: NodeJS.ReadableStream): Promise<string> {
+/** How messages name the input: its path, or stdin for `-`. */
+function inputName(target: string): string {
+  return target === "-" ? "stdin" : target;
+}
+
+/**
+ * Stdin to its end. From a pipe that is the writer closing it; from a
+ * terminal it is Ctrl-D, which a person who typed `compact -` by habit may
+ * not think of, and a run waiting without a word looks hung: it says so.
+ */
+async function readStdin(io: Io): Promise<Buffer> {
+  if (io.stdin.isTTY) io.stderr.write("compactd: reading the conversation from the terminal; end it with Ctrl-D on a line of its own\n");
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
-  return Buffer.concat(chunks).toString("utf8");
+  for await (const chunk of io.stdin) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
+  return Buffer.concat(chunks);
 }

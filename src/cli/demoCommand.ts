@@ -12,7 +12,8 @@
  * every callback arrived verified; 1 otherwise, with the reason.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -33,6 +34,7 @@ import { createLogger } from "../telemetry/logger.js";
 import { runWorker } from "../worker/runWorker.js";
 import type { CommandOutput } from "./commandOutput.js";
 import type { Io } from "./compactCommand.js";
+import { readJsonInput } from "./jsonInput.js";
 import { listCorpusConversations } from "./corpus.js";
 import { localRedis } from "./localRedis.js";
 import { sharedRedisLine } from "./serviceCommand.js";
@@ -67,7 +69,7 @@ interface Outcome {
 
 export async function runDemo(directory: string | undefined, io: Io, output: CommandOutput): Promise<number> {
   const say = (line: string) => io.stderr.write(`compactd demo: ${line}\n`);
-  const conversations = demoConversations(directory);
+  const conversations = await demoConversations(directory);
   const secret = `whsec_${randomBytes(32).toString("base64")}`;
   const apiKey = randomBytes(16).toString("hex");
   let config = demoConfig(io.env, secret, apiKey);
@@ -117,26 +119,22 @@ export async function runDemo(directory: string | undefined, io: Io, output: Com
 }
 
 /** The bundled session, then the files of `directory` or else the shared corpus when it is there. */
-function demoConversations(directory: string | undefined): DemoConversation[] {
-  const bundled = [{ name: "examples/session", input: readJson(path.join(packageRoot, "examples/session.json")) }];
+async function demoConversations(directory: string | undefined): Promise<DemoConversation[]> {
+  const readJson = (file: string) => readJsonInput(file, () => readFile(file));
+  const bundled = [{ name: "examples/session", input: await readJson(path.join(packageRoot, "examples/session.json")) }];
   if (directory !== undefined) {
     if (!existsSync(directory)) throw new UsageError(`${directory}: no such directory`);
     const files = readdirSync(directory).filter((name) => name.endsWith(".json")).sort();
     if (files.length === 0) throw new UsageError(`${directory}: no .json files in this directory`);
-    return [...bundled, ...files.map((name) => ({ name: name.replace(/\.json$/, ""), input: readJson(path.join(directory, name)) }))];
+    const inputs = [];
+    for (const name of files) inputs.push({ name: name.replace(/\.json$/, ""), input: await readJson(path.join(directory, name)) });
+    return [...bundled, ...inputs];
   }
   const corpus = path.resolve(packageRoot, "../shared/corpus");
   if (!existsSync(corpus)) return bundled;
   return [...bundled, ...listCorpusConversations(corpus).map(({ name, input }) => ({ name, input }))];
 }
 
-function readJson(file: string): unknown {
-  try {
-    return JSON.parse(readFileSync(file, "utf8"));
-  } catch (err) {
-    throw new UsageError(`${file}: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
 
 /** The environment table with the demo's own key, secret, prefix and loopback receiver. */
 function demoConfig(env: NodeJS.ProcessEnv, secret: string, apiKey: string): Config {

@@ -4,7 +4,14 @@
  */
 import { createRequire } from "node:module";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { MAX_SUMMARIZATION_STALL_TIMEOUT_MS, REASONS, type FormatOption, type Reason } from "../core/index.js";
+import {
+  MAX_SUMMARIZATION_STALL_TIMEOUT_MS,
+  MAX_TOKEN_COUNT,
+  MIN_SUMMARIZATION_STALL_TIMEOUT_MS,
+  REASONS,
+  type FormatOption,
+  type Reason,
+} from "../core/index.js";
 import { CommandOutput } from "./commandOutput.js";
 import { runCompact, type CompactCommandOptions, type Io } from "./compactCommand.js";
 import type { ServiceKind } from "./serviceCommand.js";
@@ -31,20 +38,21 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
     .command("compact")
     .description("compact a conversation file (or every .json file of a directory, or - for stdin) and print the result as JSON")
     .argument("<file>", "a JSON file, a directory of them, or - for stdin")
-    .requiredOption("--context-window <tokens>", "the model's context window in tokens", positiveInteger("--context-window"))
-    .option("--reserve-tokens <tokens>", "room kept free for the next response (default 16384)", positiveInteger("--reserve-tokens"))
-    .option("--keep-recent-tokens <tokens>", "recent tokens kept verbatim (default 20000, at most a quarter of the usable window)", positiveInteger("--keep-recent-tokens"))
-    .option("--max-summary-tokens <tokens>", "cap on the summary's length", positiveInteger("--max-summary-tokens"))
+    .requiredOption("--context-window <tokens>", "the model's context window in tokens", wholeNumber("--context-window", TOKEN_RANGE))
+    .option("--reserve-tokens <tokens>", "room kept free for the next response (default 16384)", wholeNumber("--reserve-tokens", TOKEN_RANGE))
+    .option("--keep-recent-tokens <tokens>", "recent tokens kept verbatim (default 20000, at most a quarter of the usable window)", wholeNumber("--keep-recent-tokens", TOKEN_RANGE))
+    .option("--max-summary-tokens <tokens>", "cap on the summary's length", wholeNumber("--max-summary-tokens", TOKEN_RANGE))
     .option(
       "--stall-timeout-ms <ms>",
-      "cancel a summary stream silent for this long (default 120000, at most 3600000)",
-      positiveInteger("--stall-timeout-ms", { most: MAX_SUMMARIZATION_STALL_TIMEOUT_MS, inWords: "an hour" }),
+      "cancel a summary stream silent for this long (default 120000, from 1000 to 3600000)",
+      wholeNumber("--stall-timeout-ms", STALL_TIMEOUT_RANGE),
     )
     .addOption(new Option("--reason <reason>", "what asked for the compaction").choices(REASONS).default("manual"))
     .addOption(new Option("--summarizer <name>", "anthropic (needs ANTHROPIC_API_KEY) or offline (no model)").choices(["anthropic", "offline"]))
     .option("--model <model>", "the Anthropic model that writes the summary")
     .addOption(new Option("--format <format>", "input shape").choices(["auto", "anthropic", "openai"]).default("auto"))
-    .option("--usage-tokens <tokens>", "the provider's token count for the whole input, to calibrate estimates", positiveInteger("--usage-tokens"))
+    .option("--usage-tokens <tokens>", "the provider's token count for the whole input, to calibrate estimates", wholeNumber("--usage-tokens", TOKEN_RANGE))
+    .addHelpText("after", COMPACT_EXIT_CODES)
     .action(async (file: string, opts: Record<string, unknown>) => {
       exitCode = await runCompact(file, toCompactOptions(opts), io, resultOutput());
     });
@@ -110,14 +118,49 @@ function toCompactOptions(opts: Record<string, unknown>): CompactCommandOptions 
   };
 }
 
-/** A flag's value as a whole number above 0 and, when `limit` is given, at most its `most`. */
-function positiveInteger(flag: string, limit?: { readonly most: number; readonly inWords: string }): (value: string) => number {
+/** What `compact --help` says of its exit codes: a script calling it needs them, and the README is not at hand. */
+const COMPACT_EXIT_CODES = [
+  "",
+  "Exit codes:",
+  ...([
+    [EXIT.compacted, "compacted: the result on stdout (stderr says when it is degraded, or still too large)"],
+    [EXIT.nothingToCompact, 'nothing to compact: {"status":"nothing_to_compact"} on stdout'],
+    [EXIT.usage, "bad input or usage: one line on stderr names it"],
+    [EXIT.failed, "anything else"],
+    [EXIT.readerGone, "the reader of stdout went away (as a tool stopped by SIGPIPE)"],
+  ] as const).map(([code, meaning]) => `  ${String(code).padEnd(5)}${meaning}`),
+  "A directory exits 2 when any file was bad input, else 0 when any was compacted, else 3.",
+].join("\n");
+
+/** A flag's range, with each end in words for the message refusing a value outside it. */
+interface Range {
+  readonly least: number;
+  readonly leastInWords: string;
+  readonly most: number;
+  readonly mostInWords: string;
+}
+
+/** Token counts: the API's range. */
+const TOKEN_RANGE: Range = { least: 1, leastInWords: "a token", most: MAX_TOKEN_COUNT, mostInWords: "a hundred million tokens" };
+
+const STALL_TIMEOUT_RANGE: Range = {
+  least: MIN_SUMMARIZATION_STALL_TIMEOUT_MS,
+  leastInWords: "a second",
+  most: MAX_SUMMARIZATION_STALL_TIMEOUT_MS,
+  mostInWords: "an hour",
+};
+
+/** A flag's value as a whole number within `range`, the same the API takes for the field. */
+function wholeNumber(flag: string, range: Range): (value: string) => number {
   return (value) => {
-    if (!/^\d+$/.test(value) || Number(value) <= 0 || !Number.isSafeInteger(Number(value))) {
+    if (!/^\d+$/.test(value) || Number(value) <= 0) {
       throw new InvalidArgumentError(`${flag} takes a positive whole number, got "${value}"`);
     }
-    if (limit !== undefined && Number(value) > limit.most) {
-      throw new InvalidArgumentError(`${flag} takes at most ${limit.most} (${limit.inWords}), got "${value}"`);
+    if (Number(value) < range.least) {
+      throw new InvalidArgumentError(`${flag} takes at least ${range.least} (${range.leastInWords}), got "${value}"`);
+    }
+    if (Number(value) > range.most) {
+      throw new InvalidArgumentError(`${flag} takes at most ${range.most} (${range.mostInWords}), got "${value}"`);
     }
     return Number(value);
   };

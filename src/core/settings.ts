@@ -29,6 +29,22 @@ export const DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS = 120_000;
 export const MAX_SUMMARIZATION_STALL_TIMEOUT_MS = 3_600_000;
 
 /**
+ * The shortest stall timeout the API and the CLI take: a second. A provider's
+ * first event takes longer than a few milliseconds, so a shorter timeout
+ * (`--stall-timeout-ms 120`, meant as seconds) would degrade every summary.
+ * The core itself takes any.
+ */
+export const MIN_SUMMARIZATION_STALL_TIMEOUT_MS = 1_000;
+
+/**
+ * The largest token count (window, budget, reported usage) the API and the
+ * CLI take: a hundred million. No model's window comes near it, so a larger
+ * one is a typo, and one as large as 2^53 would come back as absurd token
+ * figures in the result.
+ */
+export const MAX_TOKEN_COUNT = 100_000_000;
+
+/**
  * Summaries shorter than this cannot hold the structured sections at all, so a
  * cap derived from a tiny reserve is raised to it.
  */

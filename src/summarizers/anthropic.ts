@@ -242,10 +242,22 @@ function endingOf(stopReason: string | null, model: string): "finished" | "trunc
 }
 
 /**
+ * The longest wait between two attempts of one call that compactd takes from
+ * a provider's `retry-after`: a minute. SDK 1.x sleeps for whatever the
+ * header asks, up to 2^31 ms (24 days), and the stall watchdog rightly stops
+ * while it does; a 429 asking for an hour would then hold a CLI run (or a
+ * worker's slot) silent for an hour per retry. A provider asking for longer
+ * is not coming back soon: the call fails at once with its error, and the
+ * compactor degrades (the worker retries the job later with its own backoff).
+ */
+const LONGEST_RETRY_AFTER_MS = 60_000;
+
+/**
  * Tells the stall watchdog when the SDK waits between two attempts of one
  * call, for a client of either kind. An attempt that failed (a 429 or 529
  * answered with `retry-after`, a 5xx, a dropped connection) is followed by
- * the SDK's wait before the next one, up to a minute as the API asks: with no
+ * the SDK's wait before the next one, up to {@link LONGEST_RETRY_AFTER_MS}
+ * as the API asks (a longer one is refused: {@link waitAskedForMs}): with no
  * stream open, that silence is the provider's request, not a stall, so
  * `onWaiting` stops the watchdog. The next attempt's sending calls
  * `onProgress`, and the watchdog covers its wait for headers and events as it
@@ -270,9 +282,35 @@ function waitsBetweenAttempts(onProgress: () => void, onWaiting: () => void): Mi
       waitForTheNext();
       throw err;
     }
-    if (!response.ok) waitForTheNext();
+    if (response.ok) return response;
+    if ((waitAskedForMs(response.headers) ?? 0) > LONGEST_RETRY_AFTER_MS) return withoutRetry(response);
+    waitForTheNext();
     return response;
   };
+}
+
+/**
+ * How long a failed response asks the client to wait before its next attempt,
+ * read as the SDK reads it: `retry-after-ms`, else `retry-after` in seconds
+ * or as an HTTP date. Undefined when it asks nothing readable (the SDK then
+ * backs off by itself, for at most 8 s).
+ */
+function waitAskedForMs(headers: Headers): number | undefined {
+  const millis = Number.parseFloat(headers.get("retry-after-ms") ?? "");
+  if (millis > 0) return millis;
+  const retryAfter = headers.get("retry-after");
+  if (retryAfter === null) return undefined;
+  const seconds = Number.parseFloat(retryAfter);
+  if (!Number.isNaN(seconds)) return seconds * 1000;
+  const date = Date.parse(retryAfter);
+  return Number.isNaN(date) ? undefined : date - Date.now();
+}
+
+/** The response as the SDK's retry policy reads one it must not retry (`x-should-retry: false`): its error goes to the caller at once. */
+function withoutRetry(response: Response): Response {
+  const headers = new Headers(response.headers);
+  headers.set("x-should-retry", "false");
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }
 
 /**

@@ -25,6 +25,13 @@ beforeAll(async () => {
 });
 
 describe("compactd compact", () => {
+  it("lists its exit codes in --help, exiting 0", async () => {
+    const run = await runCli(["compact", "--help"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^Exit codes:/m);
+    for (const code of ["0", "1", "2", "3", "141"]) expect(run.stdout).toMatch(new RegExp(`^  ${code} +\\S`, "m"));
+  });
+
   it("compacts with the offline summarizer when no key is set, says so on stderr, and names it in the result", async () => {
     const run = await runCli(["compact", longFile, "--context-window", "100000", "--keep-recent-tokens", "8000"], { env: noKey });
     expect(run.code).toBe(0);
@@ -41,6 +48,18 @@ describe("compactd compact", () => {
     expect(out.system).toBe("You are terse.");
     expect(out.tokensAfter).toBeLessThan(out.tokensBefore);
     expect(out.messages.slice(1)).toEqual(longSession.slice(out.firstKeptIndex));
+  });
+
+  it("says on stderr when the result is still above the window's threshold, because the newest message alone is larger", async () => {
+    const file = path.join(dir, "huge-newest.json");
+    await writeFile(file, JSON.stringify([...longSession, { role: "user", content: fillerText(200_000, 7) }]));
+    const run = await runCli(["compact", file, "--context-window", "32000", "--summarizer", "offline"], { env: noKey });
+    expect(run.code).toBe(0);
+    const out = JSON.parse(run.stdout);
+    expect(out.tokensAfter).toBeGreaterThan(32_000 - 16_384);
+    expect(run.stderr).toBe(
+      `compactd: ${file}: still ${out.tokensAfter} tokens after compaction, above the 15616 the window leaves besides the reserve (the system prompt and the newest messages are kept verbatim, whatever their size)\n`,
+    );
   });
 
   it("exits 3 with nothing_to_compact when everything fits the keep-recent budget", async () => {
@@ -64,6 +83,10 @@ describe("compactd compact", () => {
     [["compact", "FILE", "--context-window", "lots"], /--context-window takes a positive whole number, got "lots"/],
     [["compact", "FILE", "--context-window", "100000", "--stall-timeout-ms", "3600001"], /--stall-timeout-ms takes at most 3600000 \(an hour\), got "3600001"/],
     [["compact", "FILE", "--context-window", "100000", "--stall-timeout-ms", "2147483648"], /--stall-timeout-ms takes at most 3600000/],
+    [["compact", "FILE", "--context-window", "100000", "--stall-timeout-ms", "999"], /--stall-timeout-ms takes at least 1000 \(a second\), got "999"/],
+    [["compact", "FILE", "--context-window", "100000001"], /--context-window takes at most 100000000 \(a hundred million tokens\), got "100000001"/],
+    [["compact", "FILE", "--context-window", "100000", "--usage-tokens", "9007199254740991"], /--usage-tokens takes at most 100000000/],
+    [["compact", "FILE", "--context-window", "100000", "--summarizer", "offline", "--model", "claude-x"], /--model names the model of the Anthropic summarizer; it has no use with --summarizer offline/],
     [["compact", "FILE"], /required option '--context-window <tokens>' not specified/],
     [["compact", "FILE", "--context-window", "1000", "--reason", "bored"], /--reason.*bored/],
     [["compact", "BAD", "--context-window", "1000"], /not valid JSON/],
@@ -200,6 +223,13 @@ describe("compactd compact", () => {
       expect(fake.requests.length).toBe(before);
     });
 
+    it.each(["not a url", "ftp://127.0.0.1/"])("refuses ANTHROPIC_BASE_URL=%j, as the service does, instead of degrading every summary", async (baseUrl) => {
+      const run = await runCli(["compact", longFile, "--context-window", "100000"], { env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: baseUrl } });
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe("");
+      expect(run.stderr).toBe(`compactd: ANTHROPIC_BASE_URL must be a URL starting with http:// or https://; got ${JSON.stringify(baseUrl)}\n`);
+    });
+
     it("summarizes a session whose text holds lone surrogates, which the API refuses, and gives the kept messages back unchanged", async () => {
       // Broken bytes in what the user pasted and in a tool's output; JSON.stringify writes them as `\ud800` escapes.
       const broken = conversation(...Array.from({ length: 10 }, () => reactTurn({ rounds: 6, toolResultChars: 3_500 })));
@@ -239,6 +269,8 @@ describe("compactd compact when the Anthropic API fails", () => {
     failing = await startFakeAnthropic({ script: () => ({ kind: "error", status: 500 }) });
   });
   afterAll(() => failing.close());
+  const compactAgainst = (baseUrl: string, target: string) =>
+    runCli(["compact", target, "--context-window", "100000", "--keep-recent-tokens", "8000"], { env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: baseUrl } });
 
   it("keeps the previous summary whole in the degraded summary and says nothing of it was cut", async () => {
     const facts = Array.from({ length: 60 }, (_, i) => `- fact ${i}: ${fillerText(180, i * 211).replace(/\s+/g, " ")}`);
@@ -246,9 +278,7 @@ describe("compactd compact when the Anthropic API fails", () => {
     const file = path.join(dir, "previous-summary.json");
     await writeFile(file, JSON.stringify({ messages: [summaryMessage(previous), ...longSession] }));
 
-    const run = await runCli(["compact", file, "--context-window", "100000", "--keep-recent-tokens", "8000"], {
-      env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: failing.url },
-    });
+    const run = await compactAgainst(failing.url, file);
 
     expect(run.code).toBe(0);
     const out = JSON.parse(run.stdout);
@@ -256,6 +286,78 @@ describe("compactd compact when the Anthropic API fails", () => {
     expect(out.degradedReason).toContain("HTTP 500");
     expect(facts.filter((fact) => !out.summary.includes(fact.slice(2)))).toEqual([]);
     expect(out.previousSummaryCharsCut).toBe(0);
+  });
+
+  it("says on stderr that the summary is degraded and why, once per cause, still exiting 0 with the result", async () => {
+    const run = await compactAgainst(failing.url, longFile);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout).degraded).toBe(true);
+    const lines = run.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.startsWith(`compactd: ${longFile}: degraded, the offline summary stands in: history summarizer failed: HTTP 500 `)).toBe(true);
+    expect(lines[0]!.match(/history summarizer failed/g)).toHaveLength(1);
+  });
+
+  it("names each degraded file of a directory on stderr", async () => {
+    const sub = await mkdtemp(path.join(tmpdir(), "compactd-cli-degraded-"));
+    await writeFile(path.join(sub, "a.json"), JSON.stringify(longSession));
+    await writeFile(path.join(sub, "b.json"), JSON.stringify(reactTurn({ rounds: 1 })));
+    const run = await compactAgainst(failing.url, sub);
+    expect(run.code).toBe(0);
+    const lines = run.stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.startsWith(`compactd: ${path.join(sub, "a.json")}: degraded, the offline summary stands in: `)).toBe(true);
+    expect(lines[0]).toContain("HTTP 500");
+  });
+
+  it("does not wait out a 429 whose retry-after asks for an hour: it degrades at once, naming the 429", async () => {
+    const limited = await startFakeAnthropic({ script: () => ({ kind: "error", status: 429, retryAfterMs: 3_600_000 }) });
+    try {
+      const run = await compactAgainst(limited.url, longFile);
+      expect(run.code).toBe(0);
+      const out = JSON.parse(run.stdout);
+      expect(out.degraded).toBe(true);
+      expect(out.degradedReason).toContain("HTTP 429");
+      // Every request was a first try: the SDK never slept on the hour to send a retry.
+      expect(limited.requests.length).toBeGreaterThan(0);
+      expect(limited.requests.map((r) => r.headers["x-stainless-retry-count"])).toEqual(limited.requests.map(() => "0"));
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe("compactd compact reading its input", () => {
+  const args = (file: string) => ["compact", file, "--context-window", "100000", "--keep-recent-tokens", "8000", "--summarizer", "offline"];
+
+  it("takes a file, or stdin, that opens with a UTF-8 byte order mark, as editors on Windows write them", async () => {
+    const text = `\ufeff${JSON.stringify({ messages: longSession })}`;
+    const file = path.join(dir, "bom.json");
+    await writeFile(file, text);
+    for (const run of [await runCli(args(file), { env: noKey }), await runCli(args("-"), { env: noKey, stdin: text })]) {
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout).messages.at(-1)).toEqual(longSession.at(-1));
+    }
+  });
+
+  const latin1 = Buffer.from(JSON.stringify([{ role: "user", content: "caf\u00e9 au lait" }]), "latin1");
+  it.each([
+    ["an empty file", Buffer.alloc(0), /: is empty; expected a conversation as JSON/],
+    ["white space only", Buffer.from(" \n\t\r\n"), /: is empty; expected a conversation as JSON/],
+    ["Latin-1 text", latin1, new RegExp(`: is not UTF-8 text: byte 0xE9 at offset ${latin1.indexOf(0xe9)} \\(line 1\\) does not decode`)],
+    ["UTF-16 text", Buffer.from(`\ufeff${JSON.stringify(longSession)}`, "utf16le"), /: is UTF-16 text/],
+    ["a syntax error in pretty-printed JSON", Buffer.from('{\n  "messages": [\n    {"role": "user", "content": "hi"},\n  ]\n}'), /: not valid JSON at line 4, column 3: expected a value \(an object, array, string, number, true, false or null\), found "]"$/m],
+    ["a session log in JSON Lines", Buffer.from('{"type":"user","message":{"role":"user","content":"hi"}}\n{"type":"assistant"}\n'), /: holds one JSON value per line \(JSON Lines/],
+  ])("refuses %s with exit 2 and one line saying what is wrong where", async (_, bytes, message) => {
+    const file = path.join(dir, "input.json");
+    await writeFile(file, bytes);
+    const run = await runCli(args(file), { env: noKey });
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toMatch(message);
+    expect(run.stderr.startsWith(`compactd: ${file}: `)).toBe(true);
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
   });
 });
 
@@ -270,5 +372,12 @@ describe("compactd compact on a directory, watched from a terminal", () => {
     expect(tty).toContain("[2/2] b.json");
     const piped = await runCli(args, { env: noKey });
     expect(piped.stderr).toBe("");
+  });
+
+  it("says it is reading the conversation from the terminal, and how to end it, when - is a terminal", async () => {
+    // Short lines: a terminal's line discipline takes at most 4096 characters a line.
+    const typed = `${JSON.stringify(reactTurn({ rounds: 1 }), null, 1)}\n\x04`;
+    const screen = await stderrOnTerminal(["compact", "-", "--context-window", "100000", "--summarizer", "offline"], {}, typed);
+    expect(screen).toContain("compactd: reading the conversation from the terminal; end it with Ctrl-D on a line of its own");
   });
 });

@@ -80,4 +80,14 @@ describe("compactd demo", () => {
     expect(run.code).toBe(2);
     expect(run.stderr.trim()).toBe(`compactd: ${path.join(dir, "missing")}: no such directory`);
   });
+
+  it("reads its files as compact does, naming a session log in JSON Lines as such, before starting anything", async () => {
+    const logs = await mkdtemp(path.join(tmpdir(), "compactd-demo-jsonl-"));
+    const file = path.join(logs, "session.json");
+    await writeFile(file, '{"type":"user","message":{"role":"user","content":"hi"}}\n{"type":"assistant"}\n');
+    const run = await runCli(["demo", logs]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(new RegExp(`^compactd: ${file}: holds one JSON value per line \\(JSON Lines`));
+    expect(run.stderr.trim().split("\n")).toHaveLength(1);
+  });
 });

@@ -12,11 +12,13 @@
 import { IDEMPOTENCY_KEY_FORM, isIdempotencyKey } from "./idempotencyKey.js";
 
 /**
- * The longest `wait` a call takes, in seconds: an agent held longer than
- * an hour has stalled, and a wait given in milliseconds by mistake (120000
- * for two minutes) is well past it. Wait longer by calling `get` again.
+ * The longest `wait` one client call takes, in seconds (the call asks the
+ * API again as often as the API's own limit per request needs): an agent
+ * held longer than an hour has stalled, and a wait given in milliseconds by
+ * mistake (120000 for two minutes) is well past it. Wait longer by calling
+ * `get` again.
  */
-export const MAX_WAIT_SECONDS = 3_600;
+const MOST_CALL_WAIT_SECONDS = 3_600;
 
 /** The longest timeout, retry pause or Retry-After a client takes: an hour, in milliseconds. */
 const MAX_DELAY_MS = 3_600_000;
@@ -72,8 +74,8 @@ export function numberOption(name: keyof typeof NUMBER_OPTIONS, value: unknown, 
 
 /** A `wait` in seconds: finite, so every call ends. */
 export function waitOf(value: unknown): number {
-  if (typeof value !== "number" || !(value >= 0 && value <= MAX_WAIT_SECONDS)) {
-    throw new TypeError(`wait: must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}, got ${String(value)}`);
+  if (typeof value !== "number" || !(value >= 0 && value <= MOST_CALL_WAIT_SECONDS)) {
+    throw new TypeError(`wait: must be a number of seconds from 0 to ${MOST_CALL_WAIT_SECONDS}, got ${String(value)}`);
   }
   return value;
 }

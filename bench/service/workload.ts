@@ -11,7 +11,7 @@
  * sees ordinary work, not a cut mid-round.
  */
 import path from "node:path";
-import { corpusDir, loadClaudeCodeSession, loadPiSession, type AnthropicCorpusMessage } from "../../test/helpers/corpus.js";
+import { corpusDir, loadClaudeCodeSession, loadPiSession, type SessionMessage } from "../../test/helpers/corpus.js";
 
 
 /** How many stretches every service scenario cycles through, so their figures describe the same jobs. */
@@ -46,7 +46,7 @@ export const SMALL_STRETCHES: StretchSize = { targetBytes: 4_000, maxBytes: 8_00
 
 /** The body of `POST /v1/compactions` without the callback URL. */
 export interface CompactionRequest {
-  readonly messages: readonly AnthropicCorpusMessage[];
+  readonly messages: readonly SessionMessage[];
   readonly contextWindow: number;
   readonly settings: { readonly keepRecentTokens: number };
   readonly reason: "manual";
@@ -67,11 +67,11 @@ const SESSIONS = [
   { file: "pi-mono-sessions/large-session.jsonl", load: loadPiSession },
 ] as const;
 
-function hasToolResults(message: AnthropicCorpusMessage): boolean {
+function hasToolResults(message: SessionMessage): boolean {
   return Array.isArray(message.content) && message.content.some((block) => (block as { type?: unknown }).type === "tool_result");
 }
 
-function makesCalls(message: AnthropicCorpusMessage | undefined): boolean {
+function makesCalls(message: SessionMessage | undefined): boolean {
   return (
     message?.role === "assistant" &&
     Array.isArray(message.content) &&
@@ -80,7 +80,7 @@ function makesCalls(message: AnthropicCorpusMessage | undefined): boolean {
 }
 
 /** Consecutive stretches of one session of about `size.targetBytes`, each opening at a prompt. */
-function stretches(messages: readonly AnthropicCorpusMessage[], size: StretchSize): { start: number; end: number; bytes: number }[] {
+function stretches(messages: readonly SessionMessage[], size: StretchSize): { start: number; end: number; bytes: number }[] {
   const sizes = messages.map((m) => Buffer.byteLength(JSON.stringify(m)));
   const found: { start: number; end: number; bytes: number }[] = [];
   let start = 0;

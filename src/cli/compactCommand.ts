@@ -25,7 +25,8 @@ import {
 import { isUrlWithScheme } from "../http/urlWithScheme.js";
 import { MODEL_ID, MODEL_ID_FORM } from "../summarizers/modelId.js";
 import type { CommandOutput } from "./commandOutput.js";
-import { readJsonInput } from "./jsonInput.js";
+import { readConversationInput, type ConversationInput } from "./jsonInput.js";
+import { SESSION_LOG_FORMATS } from "./sessionLogs.js";
 import { EXIT, UsageError } from "./usageError.js";
 
 export interface CompactCommandOptions extends BudgetOverrides {
@@ -59,8 +60,7 @@ export async function runCompact(target: string, options: CompactCommandOptions,
   const summarizer = () => (chosen ??= chooseSummarizer(options, io));
   if (target !== "-" && (await isDirectory(target))) return compactDirectory(target, options, summarizer, io, output);
 
-  const input = await readJson(target, io);
-  const outcome = await compactOne(input, target, options, summarizer, io, output.stopped);
+  const outcome = await compactOne(await readInput(target, io), target, options, summarizer, io, output.stopped);
   if (outcome === "nothing") {
     output.write(`${JSON.stringify({ status: "nothing_to_compact" })}\n`);
     return EXIT.nothingToCompact;
@@ -70,7 +70,8 @@ export async function runCompact(target: string, options: CompactCommandOptions,
 }
 
 /**
- * A directory is compacted file by file (`*.json`), one JSON line per file, so
+ * A directory is compacted file by file (`*.json`, and `*.jsonl` for the
+ * session logs of a Claude Code project folder), one JSON line per file, so
  * one bad file does not hide the results of the others. Progress goes to
  * stderr only when a person is watching it.
  *
@@ -84,8 +85,8 @@ async function compactDirectory(
   io: Io,
   output: CommandOutput,
 ): Promise<number> {
-  const files = (await readdir(dir)).filter((f) => f.endsWith(".json")).sort();
-  if (files.length === 0) throw new UsageError(`${dir}: no .json files in this directory`);
+  const files = (await readdir(dir)).filter((f) => f.endsWith(".json") || f.endsWith(".jsonl")).sort();
+  if (files.length === 0) throw new UsageError(`${dir}: no .json or .jsonl files in this directory`);
   let compacted = false;
   let badInput = false;
   for (const [i, name] of files.entries()) {
@@ -93,7 +94,7 @@ async function compactDirectory(
     const file = path.join(dir, name);
     if (io.stderr.isTTY) io.stderr.write(`\r[${i + 1}/${files.length}] ${name}\x1b[K`);
     try {
-      const outcome = await compactOne(await readJson(file, io), file, options, summarizer, io, output.stopped);
+      const outcome = await compactOne(await readInput(file, io), file, options, summarizer, io, output.stopped);
       const line = outcome === "nothing" ? { file, status: "nothing_to_compact" } : { file, status: "compacted", ...outcome };
       compacted ||= outcome !== "nothing";
       output.write(`${JSON.stringify(line)}\n`);
@@ -109,7 +110,7 @@ async function compactDirectory(
 }
 
 async function compactOne(
-  input: unknown,
+  { input, sessionLog }: ConversationInput,
   source: string,
   options: CompactCommandOptions,
   summarizer: () => Promise<SummarizerChoice>,
@@ -120,8 +121,11 @@ async function compactOne(
   try {
     conversation = parseConversation(input, options.format);
   } catch (err) {
-    if (err instanceof InvalidConversationError) throw new UsageError(`${inputName(source)}: ${err.message}`);
+    if (err instanceof InvalidConversationError) throw new UsageError(`${inputName(source)}: ${err.message}${sessionLog === undefined ? "" : ` (in the conversation converted from ${SESSION_LOG_FORMATS[sessionLog].label})`}`);
     throw err;
+  }
+  if (sessionLog !== undefined) {
+    say(io, source, `read as ${SESSION_LOG_FORMATS[sessionLog].label}: the ${conversation.messages.length} messages its agent sent the model`);
   }
   const smallest = minimumContextWindow(options.reserveTokens);
   if (options.contextWindow < smallest) {
@@ -160,14 +164,17 @@ async function compactOne(
  * - still above the threshold (window minus reserve): what is kept verbatim
  *   (the system prompt, the newest messages or tool call) is larger than that
  *   alone, and the agent will overflow again.
- * On a terminal a line first clears a directory run's progress line.
  */
 function sayWhatFellShort(source: string, result: Result, room: number, io: Io): void {
-  const say = (what: string) => io.stderr.write(`${io.stderr.isTTY ? "\r\x1b[K" : ""}compactd: ${inputName(source)}: ${what}\n`);
-  if (result.degraded) say(`degraded, the offline summary stands in: ${[...new Set(result.degradation.map((d) => d.message))].join("; ")}`);
+  if (result.degraded) say(io, source, `degraded, the offline summary stands in: ${[...new Set(result.degradation.map((d) => d.message))].join("; ")}`);
   if (result.tokensAfter > room) {
-    say(`still ${result.tokensAfter} tokens after compaction, above the ${room} the window leaves besides the reserve (the system prompt and the newest messages are kept verbatim, whatever their size)`);
+    say(io, source, `still ${result.tokensAfter} tokens after compaction, above the ${room} the window leaves besides the reserve (the system prompt and the newest messages are kept verbatim, whatever their size)`);
   }
+}
+
+/** One line on stderr about one input; on a terminal it first clears a directory run's progress line. */
+function say(io: Io, source: string, what: string): void {
+  io.stderr.write(`${io.stderr.isTTY ? "\r\x1b[K" : ""}compactd: ${inputName(source)}: ${what}\n`);
 }
 
 /**
@@ -222,8 +229,8 @@ async function isDirectory(target: string): Promise<boolean> {
   }
 }
 
-function readJson(target: string, io: Io): Promise<unknown> {
-  return readJsonInput(inputName(target), () => (target === "-" ? readStdin(io) : readFile(target)));
+function readInput(target: string, io: Io): Promise<ConversationInput> {
+  return readConversationInput(inputName(target), () => (target === "-" ? readStdin(io) : readFile(target)));
 }
 
 /** How messages name the input: its path, or stdin for `-`. */

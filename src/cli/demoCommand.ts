@@ -34,7 +34,7 @@ import { createLogger } from "../telemetry/logger.js";
 import { runWorker } from "../worker/runWorker.js";
 import type { CommandOutput } from "./commandOutput.js";
 import type { Io } from "./compactCommand.js";
-import { readJsonInput } from "./jsonInput.js";
+import { readConversationInput } from "./jsonInput.js";
 import { listCorpusConversations } from "./corpus.js";
 import { localRedis } from "./localRedis.js";
 import { sharedRedisLine } from "./serviceCommand.js";
@@ -120,7 +120,7 @@ export async function runDemo(directory: string | undefined, io: Io, output: Com
 
 /** The bundled session, then the files of `directory` or else the shared corpus when it is there. */
 async function demoConversations(directory: string | undefined): Promise<DemoConversation[]> {
-  const readJson = (file: string) => readJsonInput(file, () => readFile(file));
+  const readJson = async (file: string) => (await readConversationInput(file, () => readFile(file))).input;
   const bundled = [{ name: "examples/session", input: await readJson(path.join(packageRoot, "examples/session.json")) }];
   if (directory !== undefined) {
     if (!existsSync(directory)) throw new UsageError(`${directory}: no such directory`);

@@ -1,5 +1,5 @@
 /**
- * The bytes of an input file (or stdin) as the JSON value they hold, or a
+ * The bytes of an input file (or stdin) as the conversation they hold, or a
  * UsageError saying, in terms a person can act on, why they are not one.
  *
  * Files come from editors, shells and other tools, not only from
@@ -11,17 +11,27 @@
  *   U+FFFD, and the messages kept verbatim would come back changed;
  * - a syntax error names its line and column (Node 20 says only "position
  *   N", useless in a pretty-printed file);
- * - JSON Lines (a Claude Code or pi session log, one event per line) is
- *   named as such, rather than failing at the second line's first character.
+ * - JSON Lines (one event per line) is read as an agent's session log when
+ *   its content is one compactd knows (Claude Code's or pi's, converted as
+ *   sessionLogs.ts says), and otherwise named as JSON Lines, rather than
+ *   failing at the second line's first character.
  */
 import { isUtf8 } from "node:buffer";
-import { END_OF_INPUT, findJsonSyntaxError } from "./jsonSyntaxError.js";
+import { describeJsonSyntaxError, END_OF_INPUT, findJsonSyntaxError, type JsonSyntaxError } from "./jsonSyntaxError.js";
+import { readSessionLog, type SessionLogFormat } from "./sessionLogs.js";
 import { UsageError } from "./usageError.js";
 
 const UTF8_BOM = [0xef, 0xbb, 0xbf];
 
+export interface ConversationInput {
+  /** What `parseConversation` takes. */
+  readonly input: unknown;
+  /** The agent whose session log the input was converted from; undefined for a conversation given as JSON. */
+  readonly sessionLog?: SessionLogFormat;
+}
+
 /** Reads the input `name` (a path, or stdin) with `read` and parses it; a read that fails is a UsageError naming its code. */
-export async function readJsonInput(name: string, read: () => Promise<Buffer>): Promise<unknown> {
+export async function readConversationInput(name: string, read: () => Promise<Buffer>): Promise<ConversationInput> {
   let bytes: Buffer;
   try {
     bytes = await read();
@@ -31,13 +41,22 @@ export async function readJsonInput(name: string, read: () => Promise<Buffer>): 
   return parseJsonInput(name, bytes);
 }
 
-function parseJsonInput(name: string, bytes: Buffer): unknown {
+function parseJsonInput(name: string, bytes: Buffer): ConversationInput {
   const text = decodeUtf8(name, bytes);
-  if (text.trim() === "") throw new UsageError(`${name}: is empty; expected a conversation as JSON: {"messages": […]} or a message array`);
+  if (text.trim() === "") {
+    throw new UsageError(`${name}: is empty; expected a conversation as JSON: {"messages": […]} or a message array, or a Claude Code or pi session log`);
+  }
   try {
-    return JSON.parse(text);
+    return { input: JSON.parse(text) };
   } catch (err) {
-    throw new UsageError(`${name}: ${whyNotJson(text, (err as Error).message)}`);
+    const error = findJsonSyntaxError(text);
+    if (error !== undefined && isJsonLines(text, error)) {
+      const { format, conversation } = readSessionLog(name, text);
+      return { input: conversation, sessionLog: format };
+    }
+    // The scanner and V8 agree on the grammar; should they ever not, V8's word stands, on one line.
+    const why = error === undefined ? `not valid JSON (${(err as Error).message.replace(/\s+/g, " ")})` : `not valid JSON at ${describeJsonSyntaxError(text, error)}`;
+    throw new UsageError(`${name}: ${why}`);
   }
 }
 
@@ -68,18 +87,8 @@ function firstInvalidUtf8(bytes: Buffer): number {
   return i;
 }
 
-/** Why a text `JSON.parse` refused is not JSON, in one line. */
-function whyNotJson(text: string, parserMessage: string): string {
-  const error = findJsonSyntaxError(text);
-  // The scanner and V8 agree on the grammar; should they ever not, V8's word stands, on one line.
-  if (error === undefined) return `not valid JSON (${parserMessage.replace(/\s+/g, " ")})`;
+/** Whether the text is one JSON value per line: the first value ends, and the next begins, on a line of its own. */
+function isJsonLines(text: string, error: JsonSyntaxError): boolean {
   const before = text.slice(0, error.offset);
-  if (error.expected === END_OF_INPUT && before.slice(before.trimEnd().length).includes("\n")) {
-    return 'holds one JSON value per line (JSON Lines, as a Claude Code or pi session log does); compactd takes one conversation as JSON: {"system"?, "messages": […]} or a message array';
-  }
-  const line = before.split("\n").length;
-  const column = error.offset - before.lastIndexOf("\n");
-  const at = text.codePointAt(error.offset);
-  const found = at === undefined ? END_OF_INPUT : JSON.stringify(String.fromCodePoint(at));
-  return `not valid JSON at line ${line}, column ${column}: expected ${error.expected}, found ${found}`;
+  return error.expected === END_OF_INPUT && before.slice(before.trimEnd().length).includes("\n");
 }

@@ -117,3 +117,18 @@ export function findJsonSyntaxError(text: string): JsonSyntaxError | undefined {
     }
   }
 }
+
+/**
+ * Where `error` lies in `text` and what was there, as a person fixing the
+ * file by hand reads it: `line L, column C: expected …, found …`. For a text
+ * that is one line of a larger file (JSON Lines), `line` is its number there,
+ * and its end is called the end of the line.
+ */
+export function describeJsonSyntaxError(text: string, error: JsonSyntaxError, line?: number): string {
+  const end = line === undefined ? END_OF_INPUT : "the end of the line";
+  const before = text.slice(0, error.offset);
+  const at = text.codePointAt(error.offset);
+  const found = at === undefined ? end : JSON.stringify(String.fromCodePoint(at));
+  const expected = error.expected === END_OF_INPUT ? end : error.expected;
+  return `line ${line ?? before.split("\n").length}, column ${error.offset - before.lastIndexOf("\n")}: expected ${expected}, found ${found}`;
+}

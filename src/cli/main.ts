@@ -36,8 +36,8 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
 
   program
     .command("compact")
-    .description("compact a conversation file (or every .json file of a directory, or - for stdin) and print the result as JSON")
-    .argument("<file>", "a JSON file, a directory of them, or - for stdin")
+    .description("compact a conversation file or an agent's session log (or every .json and .jsonl file of a directory, or - for stdin) and print the result as JSON")
+    .argument("<file>", "a JSON conversation, a Claude Code or pi session log (JSONL), a directory of them, or - for stdin")
     .requiredOption("--context-window <tokens>", "the model's context window in tokens", wholeNumber("--context-window", TOKEN_RANGE))
     .option("--reserve-tokens <tokens>", "room kept free for the next response (default 16384)", wholeNumber("--reserve-tokens", TOKEN_RANGE))
     .option("--keep-recent-tokens <tokens>", "recent tokens kept verbatim (default 20000, at most a quarter of the usable window)", wholeNumber("--keep-recent-tokens", TOKEN_RANGE))

@@ -348,7 +348,7 @@ describe("compactd compact reading its input", () => {
     ["Latin-1 text", latin1, new RegExp(`: is not UTF-8 text: byte 0xE9 at offset ${latin1.indexOf(0xe9)} \\(line 1\\) does not decode`)],
     ["UTF-16 text", Buffer.from(`\ufeff${JSON.stringify(longSession)}`, "utf16le"), /: is UTF-16 text/],
     ["a syntax error in pretty-printed JSON", Buffer.from('{\n  "messages": [\n    {"role": "user", "content": "hi"},\n  ]\n}'), /: not valid JSON at line 4, column 3: expected a value \(an object, array, string, number, true, false or null\), found "]"$/m],
-    ["a session log in JSON Lines", Buffer.from('{"type":"user","message":{"role":"user","content":"hi"}}\n{"type":"assistant"}\n'), /: holds one JSON value per line \(JSON Lines/],
+    ["JSON Lines that is no session log compactd reads", Buffer.from('{"type":"user","message":{"role":"user","content":"hi"}}\n{"type":"assistant"}\n'), /: holds one JSON value per line \(JSON Lines/],
   ])("refuses %s with exit 2 and one line saying what is wrong where", async (_, bytes, message) => {
     const file = path.join(dir, "input.json");
     await writeFile(file, bytes);

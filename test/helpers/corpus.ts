@@ -10,13 +10,8 @@ import { conversationText } from "../../bench/pricedText.js";
 import { repoRoot } from "./repoRoot.js";
 
 export { loadClaudeCodeSession, loadPiSession } from "../../src/cli/corpus.js";
-export type {
-  AnthropicCorpusInput,
-  AnthropicCorpusMessage,
-  CompactedSession,
-  CorpusConversation,
-  CorpusSource,
-} from "../../src/cli/corpus.js";
+export type { CompactedSession, CorpusConversation, CorpusSource } from "../../src/cli/corpus.js";
+export type { SessionMessage } from "../../src/cli/sessionLogs.js";
 
 export const corpusDir = path.resolve(repoRoot, "../shared/corpus");
 

@@ -90,7 +90,7 @@ function scanJsonLines(name: string, text: string): { readonly lines: LogLine[];
 }
 
 /** Which agent wrote the log, by what its lines hold (not by the file's name), or undefined when neither did. */
-export function sessionLogFormat(lines: readonly LogLine[]): SessionLogFormat | undefined {
+function sessionLogFormat(lines: readonly LogLine[]): SessionLogFormat | undefined {
   const first = lines[0]?.event;
   if (first?.type === "session" && typeof first.id === "string") return "pi";
   const isClaudeCodeMessage = ({ event }: LogLine) =>

@@ -46,7 +46,7 @@ export class CanonicalMessages {
         hash.update(part, "utf8");
       } else {
         const list = messages[Number(part)]!;
-        this.digests.set(list, canonicalDigest(list, hash));
+        this.digests.set(list, canonicalDigest(list, { alsoInto: hash }));
       }
     });
     return hash.digest("hex");

@@ -9,7 +9,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { TOO_DEEPLY_NESTED, tooDeeplyNested } from "../core/formats/nestingDepth.js";
+import { tooDeeplyNested } from "../core/formats/nestingDepth.js";
+import { canonicalJson } from "../core/replaces.js";
 import { createNodeHttpFetch } from "../http/nodeHttpFetch.js";
 import type { Batch, BatchRequest, CompactionRequest, Job, NothingToCompact, Queued } from "./apiTypes.js";
 import { apiKeyOf, baseUrlOf, checkItems, checkRequest, idempotencyKeyOf, idOf, numberOption, signalOf, waitOf } from "./clientArguments.js";
@@ -264,12 +265,18 @@ async function pause(ms: number, signal: AbortSignal | undefined): Promise<void>
 }
 
 /**
- * The request as JSON. A body nested deeper than the service accepts is
- * refused here, naming the field, rather than by `JSON.stringify` running out
- * of stack.
+ * The request as JSON. A body nested deeper than the service accepts, or
+ * holding itself, is refused here, naming the field, rather than by
+ * `JSON.stringify` running out of stack or calling it circular.
  */
 function requestJson(body: unknown): string {
   const tooDeep = tooDeeplyNested(body, "");
-  if (tooDeep !== undefined) throw new TypeError(`${tooDeep}: ${TOO_DEEPLY_NESTED}; the service refuses such requests`);
-  return JSON.stringify(body);
+  if (tooDeep !== undefined) throw new TypeError(`${tooDeep.field}: ${tooDeep.problem}; the service refuses such requests`);
+  try {
+    return JSON.stringify(body);
+  } catch (error) {
+    // JSON.stringify says what it cannot write (a BigInt) but not where; the canonical writer, which writes what it writes, names the field.
+    canonicalJson(body);
+    throw error;
+  }
 }

@@ -47,6 +47,14 @@ describe("applyCompaction", () => {
     expect(captured(() => applyCompaction(deep, result))).toBeInstanceOf(StaleCompactionError);
   });
 
+  it("names the message that refers to itself, or holds a BigInt, rather than running out of memory or naming nothing", () => {
+    const message: { role: string; content: unknown[] } = { role: "user", content: [] };
+    message.content.push({ type: "text", text: "see above", parent: message });
+    expect(() => applyCompaction([message, ...sent.slice(1)], result)).toThrow(/^messages\[0\]\.content\[0\]\.parent: refers to messages\[0\], which encloses it: a cycle/);
+    const counted = [{ role: "user", content: "fix the build", tokens: 4n }, ...sent.slice(1)];
+    expect(() => applyCompaction(counted, result)).toThrow(/^messages\[0\]\.tokens: is a BigInt, which JSON cannot carry/);
+  });
+
   it("names the field when handed something that is not a result with a swap contract", () => {
     expect(() => applyCompaction(sent, { messages: [summary] } as never)).toThrow(/^result\.replaces: missing/);
     expect(() => applyCompaction(sent, { messages: [summary], replaces: { count: -1, digest: "x" } })).toThrow(/^result\.replaces\.count/);

@@ -81,6 +81,19 @@ describe("CompactdClient options", () => {
     expect(calls).toBe(0);
   });
 
+  it("refuses to send a message that refers to itself, or holds a BigInt, saying which and where", async () => {
+    const client = new CompactdClient({ baseUrl: "http://compactd:8080", apiKey: "k", fetch: async () => Promise.reject(new Error("sent")) });
+    const message: { role: string; content: unknown[] } = { role: "user", content: [] };
+    message.content.push({ type: "text", text: "see above", parent: message });
+    await expect(client.compact({ messages: [message] as never, contextWindow: 20_000 })).rejects.toThrow(
+      /^messages\[0\]\.content\[0\]\.parent: refers to messages\[0\], which encloses it: a cycle, which JSON cannot carry/,
+    );
+    const counted = { role: "user", content: [{ type: "text", text: "x", tokens: 12n }] };
+    await expect(client.compact({ messages: [counted] as never, contextWindow: 20_000 })).rejects.toThrow(
+      new TypeError("messages[0].content[0].tokens: is a BigInt, which JSON cannot carry; send it as a number or a string"),
+    );
+  });
+
   it("sends the key as a Bearer token to the base URL without a doubled slash", async () => {
     const seen: { url: string; authorization: string | null }[] = [];
     const client = new CompactdClient({

@@ -123,3 +123,48 @@ describe("writeCanonicalJson", () => {
     expect(replacesOf(conversation).digest).toBe(canonicalDigest(conversation));
   });
 });
+
+/** A message whose one block refers back to the message: a cycle, as an agent's own objects can hold one. */
+function selfReferringMessage(): { role: string; content: unknown[] } {
+  const message: { role: string; content: unknown[] } = { role: "user", content: [] };
+  message.content.push({ type: "text", text: "see above", parent: message });
+  return message;
+}
+
+/** `levels` levels of `{"v": [ … ]}` around `core`. */
+function nestedAround(core: unknown, levels: number): unknown {
+  let value = core;
+  for (let i = 0; i < levels; i++) value = i % 2 === 0 ? [value] : { v: value };
+  return value;
+}
+
+describe("values JSON cannot carry", () => {
+  it("refuses a message that refers to itself, naming where the cycle closes, instead of writing it forever", () => {
+    expect(() => replacesOf([selfReferringMessage()])).toThrow(
+      new TypeError("messages[0].content[0].parent: refers to messages[0], which encloses it: a cycle, which JSON cannot carry"),
+    );
+    const root: Record<string, unknown> = { role: "user" };
+    root.self = root;
+    expect(() => canonicalJson(root)).toThrow(new TypeError("self: refers to the whole value, which encloses it: a cycle, which JSON cannot carry"));
+  });
+
+  it("finds a cycle that closes below nesting deeper than any request", () => {
+    const inner: Record<string, unknown> = { text: "bottom" };
+    inner.again = inner;
+    expect(() => canonicalJson(nestedAround(inner, 1_000))).toThrow(/^v\[0\](\.v\[0\]){499}\.again: refers to v\[0\](\.v\[0\]){499}, which encloses it: a cycle/);
+  });
+
+  it("writes a value that two members share, however deep, since that is no cycle", () => {
+    const shared = { text: "twice", list: [1, { n: 2 }] };
+    const value = nestedAround([shared, { again: shared }], 1_000);
+    const text = '{"list":[1,{"n":2}],"text":"twice"}';
+    expect(canonicalJson(value)).toContain(`[${text},{"again":${text}}]`);
+  });
+
+  it("names a BigInt, which JSON.stringify refuses without saying where", () => {
+    const messages = [{ role: "user", content: [{ type: "text", text: "x", tokens: 12n }] }];
+    expect(() => replacesOf(messages)).toThrow(
+      new TypeError("messages[0].content[0].tokens: is a BigInt, which JSON cannot carry; send it as a number or a string"),
+    );
+  });
+});

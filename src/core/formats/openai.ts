@@ -7,7 +7,7 @@
  * cut point.
  */
 import { InvalidConversationError } from "../errors.js";
-import { TOO_DEEPLY_NESTED, tooDeeplyNested } from "./nestingDepth.js";
+import { tooDeeplyNested } from "./nestingDepth.js";
 import type { Block, Message, MessageKind } from "../message.js";
 import {
   describeValue,
@@ -120,7 +120,9 @@ function parseArguments(args: unknown, path: string): unknown {
   } catch {
     return args;
   }
-  if (tooDeeplyNested(parsed, path) !== undefined) throw new InvalidConversationError(path, TOO_DEEPLY_NESTED);
+  // The arguments are one string, so the refusal names them, not a path inside.
+  const tooDeep = tooDeeplyNested(parsed, path);
+  if (tooDeep !== undefined) throw new InvalidConversationError(path, tooDeep.problem);
   return parsed;
 }
 

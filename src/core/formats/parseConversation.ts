@@ -10,7 +10,7 @@ import { InvalidConversationError } from "../errors.js";
 import type { Conversation, ConversationFormat, Message } from "../message.js";
 import { checkToolPairing } from "../toolPairing.js";
 import { anthropicToolResultField, parseAnthropicMessage } from "./anthropic.js";
-import { TOO_DEEPLY_NESTED, tooDeeplyNested } from "./nestingDepth.js";
+import { tooDeeplyNested } from "./nestingDepth.js";
 import { openAIToolResultField, parseOpenAIMessage } from "./openai.js";
 import { describeValue, isRawObject, requireBlockType } from "./rawFields.js";
 
@@ -40,7 +40,7 @@ export function parseConversation(input: unknown, format: FormatOption = "auto",
   if (options.nestingChecked !== true) {
     // A bare message array is measured as the envelope it stands for, so both shapes accept the same messages.
     const tooDeep = tooDeeplyNested(Array.isArray(input) ? { messages: input } : input, "");
-    if (tooDeep !== undefined) throw new InvalidConversationError(tooDeep, TOO_DEEPLY_NESTED);
+    if (tooDeep !== undefined) throw new InvalidConversationError(tooDeep.field, tooDeep.problem);
   }
   const envelope = readEnvelope(input);
   const resolved = resolveFormat(envelope, format);

@@ -54,6 +54,15 @@ describe("nesting depth", () => {
     expect(replacesOf(atBound.messages).count).toBe(atBound.messages.length);
   });
 
+  it("says a conversation that refers to itself is a cycle, naming where it closes, not that it nests too deep", () => {
+    const message: { role: string; content: unknown[] } = { role: "user", content: [] };
+    message.content.push({ type: "text", text: "see above", parent: message });
+    const error = parseError([message]);
+    expect(error.field).toBe("messages[0].content[0].parent");
+    expect(error.message).toContain("refers to messages[0], which encloses it: a cycle");
+    expect(tooDeeplyNested({ messages: [message] }, "body")).toEqual({ field: "body.messages[0].content[0].parent", problem: expect.stringContaining("a cycle") });
+  });
+
   it("writes canonical JSON of any depth: an agent digests its own messages, however deep", () => {
     const levels = 50_000;
     expect(canonicalJson(JSON.parse(deeplyNestedJson(levels)))).toBe(deeplyNestedJson(levels));

@@ -5,6 +5,7 @@ import { RESULT_ENCODINGS } from "./queue/resultStore.js";
 import { allowEntryProblem } from "./webhooks/callbackAllow.js";
 import { MODEL_ID, MODEL_ID_FORM } from "./summarizers/modelId.js";
 import { isUrlWithScheme } from "./http/urlWithScheme.js";
+import { DEFAULT_API_PORT, DEFAULT_METRICS_PORT } from "./servicePorts.js";
 
 /**
  * The service's environment table: every variable the API and worker read,
@@ -441,8 +442,8 @@ const VARIABLES = {
     integer(1, 64),
     "Compaction queues, each under its own hash tag so a Redis Cluster spreads them over masters; a conversation's jobs share one. Raise it, never lower it while the dropped shards hold jobs",
   ),
-  port: withDefault("PORT", "8080", integer(1, 65535), "HTTP port of the API"),
-  metricsPort: withDefault("METRICS_PORT", "9464", integer(1, 65535), "Port of the worker's `/metrics` and `/healthz`"),
+  port: withDefault("PORT", String(DEFAULT_API_PORT), integer(1, 65535), "HTTP port of the API"),
+  metricsPort: withDefault("METRICS_PORT", String(DEFAULT_METRICS_PORT), integer(1, 65535), "Port of the worker's `/metrics` and `/healthz`"),
   logLevel: withDefault(
     "COMPACTD_LOG_LEVEL",
     "info",

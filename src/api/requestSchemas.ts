@@ -9,7 +9,15 @@
 import { z } from "zod";
 import { REASONS } from "../core/compactor.js";
 import { refusedRequestField } from "../core/formats/nestingDepth.js";
-import { MAX_SUMMARIZATION_STALL_TIMEOUT_MS, MAX_TOKEN_COUNT, MIN_SUMMARIZATION_STALL_TIMEOUT_MS } from "../core/settings.js";
+import {
+  DEFAULT_KEEP_RECENT_TOKENS,
+  DEFAULT_RESERVE_TOKENS,
+  DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS,
+  MAX_SUMMARIZATION_STALL_TIMEOUT_MS,
+  MAX_TOKEN_COUNT,
+  MIN_SUMMARIZATION_STALL_TIMEOUT_MS,
+  MIN_USABLE_TOKENS,
+} from "../core/settings.js";
 import { hasLoneSurrogate } from "../core/wellFormedText.js";
 import { ApiError, invalidField } from "./apiError.js";
 import { ErrorCodes } from "../client/errorCodes.js";
@@ -27,10 +35,10 @@ const tokens = z.int().min(1).max(MAX_TOKEN_COUNT);
 
 const settings = z
   .strictObject({
-    reserveTokens: tokens.optional().describe("Room kept free for the next response. Default 16384."),
+    reserveTokens: tokens.optional().describe(`Room kept free for the next response. Default ${DEFAULT_RESERVE_TOKENS}.`),
     keepRecentTokens: tokens
       .optional()
-      .describe("Recent tokens kept verbatim. Default 20000, lowered to a quarter of the usable window."),
+      .describe(`Recent tokens kept verbatim. Default ${DEFAULT_KEEP_RECENT_TOKENS}, lowered to a quarter of the usable window.`),
     maxSummaryTokens: tokens.optional().describe("Cap on the summary's length. Default: four fifths of the reserve."),
     stallTimeoutMs: z
       .int()
@@ -38,7 +46,7 @@ const settings = z
       .max(MAX_SUMMARIZATION_STALL_TIMEOUT_MS)
       .optional()
       .describe(
-        "How long the summarizer's stream may stay silent (keep-alive pings are silence; waiting out the provider's retry-after is not) before the call is abandoned. Default 120000.",
+        `How long the summarizer's stream may stay silent (keep-alive pings are silence; waiting out the provider's retry-after is not) before the call is abandoned. Default ${DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS}.`,
       ),
   })
   .describe("Budget overrides; the context window is given separately.");
@@ -65,7 +73,7 @@ const compactionFields = {
     .describe("The conversation: Anthropic Messages or OpenAI Chat Completions messages, as sent to the model."),
   system: z.unknown().optional().describe("Anthropic's top-level system prompt (string or text blocks); passed through unchanged."),
   format: z.enum(["auto", "anthropic", "openai"]).default("auto").describe("The messages' shape; detected when auto."),
-  contextWindow: tokens.describe("The model's context window in tokens; at least the reserve plus 2048."),
+  contextWindow: tokens.describe(`The model's context window in tokens; at least the reserve plus ${MIN_USABLE_TOKENS}.`),
   settings: settings.optional(),
   reason: z
     .enum(REASONS)

@@ -5,6 +5,9 @@
 import { createRequire } from "node:module";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import {
+  DEFAULT_KEEP_RECENT_TOKENS,
+  DEFAULT_RESERVE_TOKENS,
+  DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS,
   MAX_SUMMARIZATION_STALL_TIMEOUT_MS,
   MAX_TOKEN_COUNT,
   MIN_SUMMARIZATION_STALL_TIMEOUT_MS,
@@ -12,6 +15,7 @@ import {
   type FormatOption,
   type Reason,
 } from "../core/index.js";
+import { DEFAULT_API_PORT, DEFAULT_METRICS_PORT } from "../servicePorts.js";
 import { CommandOutput } from "./commandOutput.js";
 import { runCompact, type CompactCommandOptions, type Io } from "./compactCommand.js";
 import type { ServiceKind } from "./serviceCommand.js";
@@ -39,12 +43,12 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
     .description("compact a conversation file or an agent's session log (or every .json and .jsonl file of a directory, or - for stdin) and print the result as JSON")
     .argument("<file>", "a JSON conversation, a Claude Code or pi session log (JSONL), a directory of them, or - for stdin")
     .requiredOption("--context-window <tokens>", "the model's context window in tokens", wholeNumber("--context-window", TOKEN_RANGE))
-    .option("--reserve-tokens <tokens>", "room kept free for the next response (default 16384)", wholeNumber("--reserve-tokens", TOKEN_RANGE))
-    .option("--keep-recent-tokens <tokens>", "recent tokens kept verbatim (default 20000, at most a quarter of the usable window)", wholeNumber("--keep-recent-tokens", TOKEN_RANGE))
+    .option("--reserve-tokens <tokens>", `room kept free for the next response (default ${DEFAULT_RESERVE_TOKENS})`, wholeNumber("--reserve-tokens", TOKEN_RANGE))
+    .option("--keep-recent-tokens <tokens>", `recent tokens kept verbatim (default ${DEFAULT_KEEP_RECENT_TOKENS}, at most a quarter of the usable window)`, wholeNumber("--keep-recent-tokens", TOKEN_RANGE))
     .option("--max-summary-tokens <tokens>", "cap on the summary's length", wholeNumber("--max-summary-tokens", TOKEN_RANGE))
     .option(
       "--stall-timeout-ms <ms>",
-      "cancel a summary stream silent for this long (default 120000, from 1000 to 3600000)",
+      `cancel a summary stream silent for this long (default ${DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS}, from ${STALL_TIMEOUT_RANGE.least} to ${STALL_TIMEOUT_RANGE.most})`,
       wholeNumber("--stall-timeout-ms", STALL_TIMEOUT_RANGE),
     )
     .addOption(new Option("--reason <reason>", "what asked for the compaction").choices(REASONS).default("manual"))
@@ -70,8 +74,8 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
     });
 
   const services: [ServiceKind, string][] = [
-    ["serve", "run the HTTP API (PORT, default 8080)"],
-    ["worker", "run a compaction worker (metrics on METRICS_PORT, default 9464)"],
+    ["serve", `run the HTTP API (PORT, default ${DEFAULT_API_PORT})`],
+    ["worker", `run a compaction worker (metrics on METRICS_PORT, default ${DEFAULT_METRICS_PORT})`],
     ["dev", "run the API and a worker in one process, for a laptop"],
   ];
   for (const [kind, description] of services) {

@@ -48,7 +48,7 @@ export const MAX_TOKEN_COUNT = 100_000_000;
  * Summaries shorter than this cannot hold the structured sections at all, so a
  * cap derived from a tiny reserve is raised to it.
  */
-const MIN_SUMMARY_TOKENS = 1024;
+export const MIN_SUMMARY_TOKENS = 1024;
 
 /**
  * Least room a window must leave besides the reserve: a minimal summary and a

@@ -19,7 +19,7 @@ import { DEFAULT_API_PORT, DEFAULT_METRICS_PORT } from "../servicePorts.js";
 import { CommandOutput } from "./commandOutput.js";
 import { runCompact, type CompactCommandOptions, type Io } from "./compactCommand.js";
 import type { ServiceKind } from "./serviceCommand.js";
-import { EXIT, UsageError } from "./usageError.js";
+import { EXIT, UsageError, usageLine } from "./usageError.js";
 
 const defaultIo: Io = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env };
 
@@ -88,6 +88,12 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
     });
   }
 
+  // Commander's refusals of the command line start "error:"; they read as compactd's own instead, naming the help of the command refused.
+  for (const command of [program, ...program.commands]) {
+    const help = command === program ? "compactd" : `compactd ${command.name()}`;
+    command.configureOutput({ outputError: (text, write) => write(usageLine(text.replace(/^error: /, "").trimEnd(), help)) });
+  }
+
   try {
     await program.parseAsync(argv, { from: "user" });
     return output?.exitCode ?? exitCode;
@@ -99,7 +105,7 @@ export async function main(argv: readonly string[], io: Io = defaultIo): Promise
       return err.exitCode === 0 ? EXIT.compacted : EXIT.usage;
     }
     if (err instanceof UsageError) {
-      io.stderr.write(`compactd: ${err.message}\n`);
+      io.stderr.write(usageLine(err.message));
       return EXIT.usage;
     }
     io.stderr.write(`compactd: ${err instanceof Error ? err.message : String(err)}\n`);

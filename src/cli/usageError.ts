@@ -9,6 +9,16 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * The line that reports a usage error on stderr: the same for compactd's
+ * own refusals and Commander's (an unknown option, a missing argument), so a
+ * user or a script reading stderr sees one form. `help` names the command
+ * whose `--help` lists what the command line can hold.
+ */
+export function usageLine(message: string, help?: string): string {
+  return `compactd: ${message}${help === undefined ? "" : ` (see ${help} --help)`}\n`;
+}
+
 export const EXIT = {
   compacted: 0,
   failed: 1,

@@ -36,6 +36,8 @@ describe("compactd/client", () => {
   it("reaches into the core only for its pure decision and contract modules", () => {
     expect(graph.files.filter((file) => file.startsWith("src/core/"))).toEqual([
       "src/core/contextLimit.ts",
+      // How refusals of the messages name a field (nestingDepth's and the canonical writer's).
+      "src/core/fieldPath.ts",
       "src/core/formats/nestingDepth.ts",
       "src/core/overflow.ts",
       "src/core/replaces.ts",

@@ -47,6 +47,7 @@
  */
 import { isAscii, isUtf8 } from "node:buffer";
 import { ErrorCodes } from "../client/errorCodes.js";
+import { firstInvalidUtf8, utf8ByteOrderMarkLength } from "../core/utf8Bytes.js";
 import { ApiError } from "./apiError.js";
 
 /** The share of a body's bytes outside ASCII up to which it is rewritten (see above). */
@@ -54,8 +55,6 @@ const MAX_ESCAPED_SHARE = 1 / 16;
 
 /** The largest body rewritten (see above). */
 const MAX_REWRITTEN_BYTES = 4 * 1024 * 1024;
-
-const BYTE_ORDER_MARK = [0xef, 0xbb, 0xbf] as const;
 
 /** Runs of bytes outside ASCII in a body read as Latin-1, one character a byte. */
 const OUTSIDE_ASCII = /[\x80-\xff]+/g;
@@ -70,11 +69,11 @@ const TOO_MUCH = Symbol("too much outside ASCII");
  * byte-order mark. Throws a 400 when they are not UTF-8.
  */
 export function takenJson(bytes: Buffer): string | Buffer {
-  const markLength = hasByteOrderMark(bytes) ? BYTE_ORDER_MARK.length : 0;
+  const markLength = utf8ByteOrderMarkLength(bytes);
   const body = markLength === 0 ? bytes : bytes.subarray(markLength);
   if (isAscii(body)) return body.toString("latin1");
   if (!isUtf8(body)) {
-    const at = markLength + firstInvalidByte(body);
+    const at = markLength + firstInvalidUtf8(body);
     throw new ApiError(400, ErrorCodes.invalidJson, `the body is not valid UTF-8 at byte ${at}; send JSON in UTF-8`);
   }
   if (body.length > MAX_REWRITTEN_BYTES) return body;
@@ -94,29 +93,6 @@ export function takenJson(bytes: Buffer): string | Buffer {
 /** The bytes of JSON as takenJson gives it: ASCII text is one byte a character. */
 export function jsonBytes(json: string | Buffer): Buffer {
   return typeof json === "string" ? Buffer.from(json, "latin1") : json;
-}
-
-/**
- * Where the first sequence that is not UTF-8 starts in `body`: decoding
- * puts a U+FFFD there, and the first U+FFFD that does not stand for the
- * three bytes of a U+FFFD sent as such is it. Only for a body known to be
- * broken; it walks every character.
- */
-function firstInvalidByte(body: Buffer): number {
-  let offset = 0;
-  for (const char of body.toString("utf8")) {
-    const codePoint = char.codePointAt(0)!;
-    if (codePoint === REPLACEMENT && !REPLACEMENT_BYTES.equals(body.subarray(offset, offset + REPLACEMENT_BYTES.length))) return offset;
-    offset += codePoint < 0x80 ? 1 : codePoint < 0x800 ? 2 : codePoint < 0x10000 ? 3 : 4;
-  }
-  return offset;
-}
-
-const REPLACEMENT = 0xfffd;
-const REPLACEMENT_BYTES = Buffer.from([0xef, 0xbf, 0xbd]);
-
-function hasByteOrderMark(bytes: Buffer): boolean {
-  return bytes.length >= BYTE_ORDER_MARK.length && BYTE_ORDER_MARK.every((byte, i) => bytes[i] === byte);
 }
 
 /**

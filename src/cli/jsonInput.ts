@@ -17,11 +17,10 @@
  *   failing at the second line's first character.
  */
 import { isUtf8 } from "node:buffer";
+import { firstInvalidUtf8, utf8ByteOrderMarkLength } from "../core/utf8Bytes.js";
 import { describeJsonSyntaxError, END_OF_INPUT, findJsonSyntaxError, type JsonSyntaxError } from "./jsonSyntaxError.js";
 import { readSessionLog, type SessionLogFormat } from "./sessionLogs.js";
 import { UsageError } from "./usageError.js";
-
-const UTF8_BOM = [0xef, 0xbb, 0xbf];
 
 export interface ConversationInput {
   /** What `parseConversation` takes. */
@@ -71,20 +70,7 @@ function decodeUtf8(name: string, bytes: Buffer): string {
       `${name}: is not UTF-8 text: byte 0x${bytes[offset]!.toString(16).toUpperCase().padStart(2, "0")} at offset ${offset} (line ${line}) does not decode; save it as UTF-8`,
     );
   }
-  const bom = UTF8_BOM.every((b, i) => bytes[i] === b) ? UTF8_BOM.length : 0;
-  return bytes.toString("utf8", bom);
-}
-
-/** Offset of the first byte that does not start a well-formed UTF-8 sequence (overlong forms and surrogates included, by isUtf8). */
-function firstInvalidUtf8(bytes: Buffer): number {
-  let i = 0;
-  while (i < bytes.length) {
-    const lead = bytes[i]!;
-    const length = lead < 0x80 ? 1 : lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 0;
-    if (length === 0 || !isUtf8(bytes.subarray(i, i + length))) return i;
-    i += length;
-  }
-  return i;
+  return bytes.toString("utf8", utf8ByteOrderMarkLength(bytes));
 }
 
 /** Whether the text is one JSON value per line: the first value ends, and the next begins, on a line of its own. */

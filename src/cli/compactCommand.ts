@@ -161,14 +161,19 @@ async function compactOne(
  * stderr says them, a line each:
  * - degraded: the model failed and the offline summary stands in (each
  *   distinct cause once: the two attempts of a call often fail alike);
- * - still above the threshold (window minus reserve): what is kept verbatim
- *   (the system prompt, the newest messages or tool call) is larger than that
- *   alone, and the agent will overflow again.
+ * - still above the threshold (window minus reserve; the result's
+ *   `stillAboveThreshold`): what is kept verbatim (the system prompt, the
+ *   newest messages or tool call) or the summary beside it is larger than
+ *   that, and the agent will overflow again however often it compacts.
  */
 function sayWhatFellShort(source: string, result: Result, room: number, io: Io): void {
   if (result.degraded) say(io, source, `degraded, the offline summary stands in: ${[...new Set(result.degradation.map((d) => d.message))].join("; ")}`);
-  if (result.tokensAfter > room) {
-    say(io, source, `still ${result.tokensAfter} tokens after compaction, above the ${room} the window leaves besides the reserve (the system prompt and the newest messages are kept verbatim, whatever their size)`);
+  if (result.stillAboveThreshold) {
+    say(
+      io,
+      source,
+      `still ${result.tokensAfter} tokens after compaction, above the ${room} the window leaves besides the reserve (the system prompt and the newest messages are kept verbatim, whatever their size); compacting again will not help: lower --keep-recent-tokens or --max-summary-tokens, shrink the largest messages, or use a larger window`,
+    );
   }
 }
 

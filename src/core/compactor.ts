@@ -14,7 +14,7 @@ import { pinRequests, userRequestsOf, type UserRequest } from "./pinnedRequests.
 import { prepare, type Preparation } from "./prepare.js";
 import { buildSummarizationPrompt } from "./prompts.js";
 import { providerAnswerOf } from "./rejection.js";
-import { normalizeSettings, type Settings, type SettingsInput } from "./settings.js";
+import { isAboveThreshold, normalizeSettings, type Settings, type SettingsInput } from "./settings.js";
 import { withStallWatchdog } from "./stallWatchdog.js";
 import type { SummarizationResponse, Summarizer, SummarizerCallReport, SummaryKind } from "./summarizer.js";
 import { defuseBlockTags, summaryMessage } from "./summaryEnvelope.js";
@@ -111,6 +111,19 @@ export interface Result {
    * previous summary, decides itself what stays: 0.
    */
   readonly previousSummaryCharsCut: number;
+  /**
+   * {@link tokensAfter} is still above the threshold of the settings the
+   * compaction ran with (window minus reserve; see settings.ts). Compaction
+   * terminates because its output is normally far below the threshold; when
+   * what it must keep verbatim is too large for that (a single message or
+   * tool call in the kept tail larger than the budget, a system prompt, a
+   * summary with its pinned requests and file lists in a window barely above
+   * the reserve), the context comes out over it. Compacting again gives the
+   * same result: the agent must shrink its settings (keep-recent, the
+   * summary cap) or its messages, or move to a larger window, instead of
+   * asking again at its next turn.
+   */
+  readonly stillAboveThreshold: boolean;
 }
 
 /**
@@ -250,15 +263,14 @@ export class Compactor {
     const degradation = ranges.flatMap((r) => r.failures);
     const degraded = degradation.length > 0;
     const writers = ranges.flatMap((r) => (r.writer === undefined ? [] : [r.writer]));
+    const tokensAfter = Math.round(after.keptTokens + estimator.countText(message.content) + MESSAGE_OVERHEAD_TOKENS * estimator.scaleFactor);
     return {
       ...(after.system !== undefined && { system: after.system }),
       messages,
       summary,
       reason: options.reason,
       tokensBefore: after.tokensBefore,
-      tokensAfter: Math.round(
-        after.keptTokens + estimator.countText(message.content) + MESSAGE_OVERHEAD_TOKENS * estimator.scaleFactor,
-      ),
+      tokensAfter,
       messagesBefore: after.messagesBefore,
       messagesAfter: messages.length,
       degraded,
@@ -281,6 +293,7 @@ export class Compactor {
       omitted: ranges.flatMap((r) => r.unrepresented).filter((i) => !pinned.carried.has(i)).length,
       firstKeptIndex: after.firstKeptIndex,
       previousSummaryCharsCut: history.previousSummaryCharsCut,
+      stillAboveThreshold: isAboveThreshold(this.settings, tokensAfter),
     };
   }
 

@@ -16,6 +16,7 @@ export {
   MIN_USABLE_TOKENS,
   minimumContextWindow,
   normalizeSettings,
+  isAboveThreshold,
   shouldCompact,
   threshold,
   summaryBudget,

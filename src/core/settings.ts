@@ -134,10 +134,20 @@ export function threshold(s: Settings): number {
   return Math.max(s.contextWindow - s.reserveTokens, 1);
 }
 
-/** Whether the current context has crossed the threshold (strictly above it). */
-export function shouldCompact(s: Settings, contextTokens: number): boolean {
+/**
+ * Whether `contextTokens` lie strictly above the threshold; never without a
+ * window. The one definition of "above": {@link shouldCompact} asks it of the
+ * context before a compaction, and the compactor of its own output after one
+ * (Result.stillAboveThreshold), so the two cannot disagree on a boundary.
+ */
+export function isAboveThreshold(s: Settings, contextTokens: number): boolean {
   const t = threshold(s);
-  return s.enabled && t > 0 && contextTokens > t;
+  return t > 0 && contextTokens > t;
+}
+
+/** Whether the current context has crossed the threshold (strictly above it) while automatic compaction is on. */
+export function shouldCompact(s: Settings, contextTokens: number): boolean {
+  return s.enabled && isAboveThreshold(s, contextTokens);
 }
 
 /**

@@ -41,7 +41,7 @@ describe("compactd compact", () => {
     expect(Object.keys(out)).toEqual(
       expect.arrayContaining(["messages", "summary", "reason", "tokensBefore", "tokensAfter", "messagesBefore", "messagesAfter", "degraded", "summarizer", "splitTurn", "checkpoint", "omitted", "firstKeptIndex"]),
     );
-    expect(out).toMatchObject({ reason: "manual", degraded: false, summarizer: "offline", messagesBefore: longSession.length });
+    expect(out).toMatchObject({ reason: "manual", degraded: false, summarizer: "offline", messagesBefore: longSession.length, stillAboveThreshold: false });
     expect(out.summary).toContain("## Where the work stopped");
     // The input's shape: its top-level system prompt comes back first, unchanged.
     expect(Object.keys(out)[0]).toBe("system");
@@ -57,8 +57,9 @@ describe("compactd compact", () => {
     expect(run.code).toBe(0);
     const out = JSON.parse(run.stdout);
     expect(out.tokensAfter).toBeGreaterThan(32_000 - 16_384);
+    expect(out.stillAboveThreshold).toBe(true);
     expect(run.stderr).toBe(
-      `compactd: ${file}: still ${out.tokensAfter} tokens after compaction, above the 15616 the window leaves besides the reserve (the system prompt and the newest messages are kept verbatim, whatever their size)\n`,
+      `compactd: ${file}: still ${out.tokensAfter} tokens after compaction, above the 15616 the window leaves besides the reserve (the system prompt and the newest messages are kept verbatim, whatever their size); compacting again will not help: lower --keep-recent-tokens or --max-summary-tokens, shrink the largest messages, or use a larger window\n`,
     );
   });
 

@@ -8,7 +8,18 @@ import type { Message } from "../../src/core/message.js";
 import { OFFLINE_SUMMARY_TOKENS } from "../../src/core/offlineSummary.js";
 import { splitPinnedRequests, userRequestsOf } from "../../src/core/pinnedRequests.js";
 import { prepare } from "../../src/core/prepare.js";
-import { DEFAULT_KEEP_RECENT_TOKENS, normalizeSettings, shouldCompact, summaryBudget, threshold, turnPrefixBudget, type SettingsInput } from "../../src/core/settings.js";
+import {
+  DEFAULT_KEEP_RECENT_TOKENS,
+  isAboveThreshold,
+  minimumContextWindow,
+  MIN_USABLE_TOKENS,
+  normalizeSettings,
+  shouldCompact,
+  summaryBudget,
+  threshold,
+  turnPrefixBudget,
+  type SettingsInput,
+} from "../../src/core/settings.js";
 import type { SummarizerCallReport, SummaryKind } from "../../src/core/summarizer.js";
 import { previousSummaryOf, SUMMARY_PREAMBLE, summaryMessage } from "../../src/core/summaryEnvelope.js";
 import { MESSAGE_OVERHEAD_TOKENS, TokenEstimator } from "../../src/core/tokenEstimator.js";
@@ -658,6 +669,70 @@ describe("Compactor", () => {
       const result = await compactor.compact(parseConversation(raw), manual);
       expect(result.checkpoint).toMatchObject({ turnId: "done", degraded: true });
     });
+  });
+});
+
+describe("Compactor telling whether its output is still above the threshold", () => {
+  /** Compacts `raw` with the offline summarizer (real summaries, real token counts) under `input`. */
+  async function compactOffline(raw: unknown, input: SettingsInput): Promise<{ result: Result; aboveFrom: number }> {
+    const compactor = createCompactor({ settings: input, summarizer: OFFLINE_SUMMARIZER })!;
+    const result = await compactor.compact(parseConversation(raw), { reason: "threshold" });
+    return { result, aboveFrom: threshold(compactor.settings) };
+  }
+
+  /** A task that reads and edits `files` files under long paths: their lists follow every summary. */
+  function manyFilesSession(files: number): RawMessage[] {
+    const messages: RawMessage[] = [{ role: "user", content: "Refactor every module of the service." }];
+    for (let i = 0; i < files; i++) {
+      const id = `files_${i}`;
+      const path = `/home/agent/projects/compactd-service/src/subsystem_${i}/implementation_of_feature_${i}.ts`;
+      messages.push({ role: "assistant", content: [{ type: "tool_use", id, name: i % 2 === 0 ? "read_file" : "edit_file", input: { path } }] });
+      messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: id, content: fillerText(1_500, i * 13) }] });
+    }
+    return [...messages, { role: "assistant", content: "Done." }];
+  }
+
+  it("is false after a compaction that comes out far below the threshold", async () => {
+    const { result, aboveFrom } = await compactOffline(longSession(), WINDOW);
+    expect(result.tokensAfter).toBeLessThan(aboveFrom / 2);
+    expect(result.stillAboveThreshold).toBe(false);
+  });
+
+  it("is true when the newest message alone is larger than the threshold: it is kept whole", async () => {
+    const { result, aboveFrom } = await compactOffline([...longSession(), { role: "user", content: fillerText(200_000, 7) }], { contextWindow: 32_000 });
+    expect(result.tokensAfter).toBeGreaterThan(aboveFrom);
+    expect(result.stillAboveThreshold).toBe(true);
+  });
+
+  it("is true when the kept tail ends on a tool result too large for the threshold: a call and its result are never split", async () => {
+    const raw = conversation(longSession(), reactTurn({ rounds: 1, toolResultChars: 150_000, endsWith: "toolResults" }));
+    const { result, aboveFrom } = await compactOffline(raw, { contextWindow: 40_000 });
+    expect(result.messagesAfter).toBe(3);
+    expect(result.tokensAfter).toBeGreaterThan(aboveFrom);
+    expect(result.stillAboveThreshold).toBe(true);
+  });
+
+  it("is true when the system prompt kept verbatim fills most of the threshold", async () => {
+    const { result, aboveFrom } = await compactOffline({ system: fillerText(60_000, 3), messages: longSession() }, { contextWindow: 32_000 });
+    expect(result.tokensAfter).toBeGreaterThan(aboveFrom);
+    expect(result.stillAboveThreshold).toBe(true);
+  });
+
+  it("is true in a window barely above the reserve, where the summary's floor and file lists alone outgrow the threshold", async () => {
+    const { result, aboveFrom } = await compactOffline(manyFilesSession(120), { contextWindow: minimumContextWindow() });
+    expect(aboveFrom).toBe(MIN_USABLE_TOKENS);
+    expect(result.tokensAfter).toBeGreaterThan(aboveFrom);
+    expect(result.stillAboveThreshold).toBe(true);
+  });
+
+  it("says the same as isAboveThreshold of the settings used, and does not change when compacting again would not help", async () => {
+    const settings: SettingsInput = { contextWindow: 32_000 };
+    const raw = [...longSession(), { role: "user", content: fillerText(200_000, 7) }];
+    const { result } = await compactOffline(raw, settings);
+    expect(result.stillAboveThreshold).toBe(isAboveThreshold(normalizeSettings(settings), result.tokensAfter));
+    // Compacting the output again has nothing to remove: the agent has to change its settings or its messages.
+    const again = createCompactor({ settings, summarizer: OFFLINE_SUMMARIZER })!;
+    await expect(again.compact(parseConversation(result.messages), { reason: "threshold" })).rejects.toBeInstanceOf(NothingToCompactError);
   });
 });
 

@@ -5,6 +5,7 @@ import {
   DEFAULT_KEEP_RECENT_TOKENS,
   DEFAULT_RESERVE_TOKENS,
   DEFAULT_SUMMARIZATION_STALL_TIMEOUT_MS,
+  isAboveThreshold,
   MAX_SUMMARIZATION_STALL_TIMEOUT_MS,
   normalizeSettings,
   shouldCompact,
@@ -46,6 +47,19 @@ describe("settings", () => {
     const s = normalizeSettings({ contextWindow: 100_000, reserveTokens: 10_000 });
     expect(shouldCompact(s, 90_000)).toBe(false);
     expect(shouldCompact(s, 90_001)).toBe(true);
+  });
+
+  it("is above the threshold strictly past it, and never without a window", () => {
+    const s = normalizeSettings({ contextWindow: 100_000, reserveTokens: 10_000 });
+    expect(isAboveThreshold(s, 90_000)).toBe(false);
+    expect(isAboveThreshold(s, 90_001)).toBe(true);
+    expect(isAboveThreshold(normalizeSettings({}), 1_000_000)).toBe(false);
+  });
+
+  it("is above the threshold while disabled: disabling stops automatic compaction, not the window from filling", () => {
+    const disabled = normalizeSettings({ contextWindow: 100_000, reserveTokens: 10_000, enabled: false });
+    expect(isAboveThreshold(disabled, 90_001)).toBe(true);
+    expect(shouldCompact(disabled, 90_001)).toBe(false);
   });
 
   it("never asks to compact when disabled or without a window", () => {

@@ -20,6 +20,7 @@ export function storedResult(overrides: Partial<StoredResult> = {}): StoredResul
     omitted: 0,
     firstKeptIndex: 9,
     previousSummaryCharsCut: 0,
+    stillAboveThreshold: false,
     replaces: { count: 10, digest: "0".repeat(64) },
     ...overrides,
   };

@@ -88,6 +88,12 @@ export interface Metrics {
   /** reason: the compaction's reason (threshold | overflow | manual), not the failure text. */
   readonly degradedTotal: Counter<"reason">;
   /**
+   * Compactions whose result is still above the threshold (the result's
+   * `stillAboveThreshold`); reason as for degradedTotal. Their agents cannot
+   * compact their way below it.
+   */
+  readonly stillAboveThresholdTotal: Counter<"reason">;
+  /**
    * The latency histograms below (`*_seconds`) carry the trace of an
    * observation as an exemplar: observe them with `observeLatency`
    * (exemplars.ts), which prom-client's exemplar mode requires.
@@ -159,6 +165,12 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     degradedTotal: new Counter({
       name: "compactd_degraded_total",
       help: "Compactions that fell back to the offline summary because the LLM summarizer failed, by compaction reason.",
+      labelNames: ["reason"],
+      registers,
+    }),
+    stillAboveThresholdTotal: new Counter({
+      name: "compactd_still_above_threshold_total",
+      help: "Compactions whose context came out still above the threshold (window minus reserve), so compacting again cannot help, by compaction reason.",
       labelNames: ["reason"],
       registers,
     }),
@@ -275,6 +287,7 @@ function exportEveryLabelSetAtZero(metrics: Metrics): void {
   for (const reason of REASONS) {
     for (const outcome of JOB_OUTCOMES) metrics.jobsTotal.inc({ reason, outcome }, 0);
     metrics.degradedTotal.inc({ reason }, 0);
+    metrics.stillAboveThresholdTotal.inc({ reason }, 0);
     metrics.jobDuration.zero({ reason });
     metrics.jobLatency.zero({ reason });
     metrics.queueWait.zero({ reason });

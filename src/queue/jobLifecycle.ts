@@ -256,6 +256,7 @@ function countOutcome(metrics: Metrics, job: SettledJob, outcome: FinalOutcome):
   const { result } = outcome;
   metrics.jobsTotal.inc({ reason, outcome: result.degraded ? "degraded" : "completed" });
   if (result.degraded) metrics.degradedTotal.inc({ reason });
+  if (result.stillAboveThreshold) metrics.stillAboveThresholdTotal.inc({ reason });
   metrics.tokensBefore.observe(result.tokensBefore);
   metrics.tokensAfter.observe(result.tokensAfter);
   if (result.omitted > 0) metrics.omittedMessagesTotal.inc(result.omitted);

@@ -24,6 +24,7 @@ const TARGET_LABELS = new Set(["namespace", "release", "component", "job", "pod"
 const LABEL_VALUES: Record<string, Record<string, readonly string[]>> = {
   compactd_jobs_total: { outcome: JOB_OUTCOMES, reason: [...REASONS, UNKNOWN_REASON] },
   compactd_degraded_total: { reason: REASONS },
+  compactd_still_above_threshold_total: { reason: REASONS },
   compactd_job_latency_seconds: { reason: REASONS },
   compactd_summarizer_requests_total: { outcome: SUMMARIZER_OUTCOMES },
   compactd_callbacks_total: { outcome: CALLBACK_OUTCOMES },

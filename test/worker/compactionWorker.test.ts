@@ -18,7 +18,7 @@ import { serviceKeys, shardPrefix } from "../../src/queue/queueNames.js";
 import { ResultStore } from "../../src/queue/resultStore.js";
 import { closeRedisConnection, createRedisConnection, type RedisClient } from "../../src/queue/redisConnection.js";
 import type { Behaviour, RecordedRequest } from "../helpers/fakeAnthropic.js";
-import { conversation, reactTurn, type RawMessage } from "../helpers/conversations.js";
+import { conversation, fillerText, reactTurn, type RawMessage } from "../helpers/conversations.js";
 import { earlierBrotli } from "../helpers/earlierBrotli.js";
 import { markedConversation, markedRequest } from "../helpers/markedConversation.js";
 import { bearer, TEST_WEBHOOK_SECRET } from "../helpers/serviceConfig.js";
@@ -83,6 +83,42 @@ describe("a compaction job", () => {
     expect(cancel.json().error.code).toBe("job_finished");
     const metrics = await h.workerMetrics.registry.getSingleMetricAsString("compactd_jobs_total");
     expect(metrics).toMatch(/outcome="completed"\} [1-9]/);
+  });
+
+  it("says stillAboveThreshold in its view, its callback and the worker's metrics when its newest message alone is above the threshold", async () => {
+    const m = marker();
+    const counted = () => stillAboveThresholdCounted("overflow");
+    const before = await counted();
+    // 20000-token window, 4000 reserved: the newest message alone is about 25000 tokens, and it is kept whole.
+    const request = markedRequest(m, { reason: "overflow", callbackUrl: h.receiver.url("/above") });
+    const messages = [...(request.messages as RawMessage[]), { role: "user", content: `${m} ${fillerText(100_000, 5)}` }];
+    const submitted = await h.submit({ ...request, messages });
+    const id = String(submitted.body.id);
+    const view = await h.view(id, 20);
+    expect(view.status).toBe("completed");
+    const result = view.result as { stillAboveThreshold: boolean; tokensAfter: number };
+    expect(result.tokensAfter).toBeGreaterThan(20_000 - 4_000);
+    expect(result.stillAboveThreshold).toBe(true);
+    await waitUntil(() => h.receiver.received.some((callback) => callback.body.includes(id)), "the callback arrives");
+    const callback = h.receiver.received.find((received) => received.body.includes(id))!;
+    expect((JSON.parse(callback.body) as { result: { stillAboveThreshold: boolean } }).result.stillAboveThreshold).toBe(true);
+    expect(await counted()).toBe(before + 1);
+  });
+
+  it("says stillAboveThreshold false, and does not count it, when the compacted context is below the threshold", async () => {
+    const before = await stillAboveThresholdCounted("manual");
+    const submitted = await h.submit(markedRequest(marker(), { reason: "manual", callbackUrl: h.receiver.url("/below") }));
+    const id = String(submitted.body.id);
+    const view = await h.view(id, 20);
+    expect(view.status).toBe("completed");
+    const result = view.result as { stillAboveThreshold: boolean; tokensAfter: number };
+    expect(result.tokensAfter).toBeLessThanOrEqual(20_000 - 4_000);
+    expect(result.stillAboveThreshold).toBe(false);
+    // The callback is sent after the outcome is counted: by then a wrong count would show.
+    await waitUntil(() => h.receiver.received.some((callback) => callback.body.includes(id)), "the callback arrives");
+    const callback = h.receiver.received.find((received) => received.body.includes(id))!;
+    expect((JSON.parse(callback.body) as { result: { stillAboveThreshold: boolean } }).result.stillAboveThreshold).toBe(false);
+    expect(await stillAboveThresholdCounted("manual")).toBe(before);
   });
 
   it("posts a signed compaction.completed callback holding the same result as the job view", async () => {
@@ -293,6 +329,13 @@ async function withLostRecord(
 /** The worker's /metrics, as Prometheus scrapes it. */
 async function workerScrape(): Promise<string> {
   return (await fetch(`http://127.0.0.1:${h.workers[0]!.metricsPort}/metrics`)).text();
+}
+
+/** `compactd_still_above_threshold_total{reason}` on the worker's /metrics. */
+async function stillAboveThresholdCounted(reason: string): Promise<number> {
+  const line = new RegExp(`^compactd_still_above_threshold_total\\{reason="${reason}"\\} (\\d+)$`, "m").exec(await workerScrape());
+  if (line === null) throw new Error(`the worker exports no compactd_still_above_threshold_total for reason ${reason}`);
+  return Number(line[1]);
 }
 
 /** `compactd_jobs_total{reason="unknown",outcome="failed"}` on the worker's /metrics: jobs whose record Redis lost. */

@@ -288,17 +288,22 @@ function parse(payload: ConversationPayload): Conversation {
   }
 }
 
-/** One line per job at its end: how it ended, never what it contained. */
+/**
+ * One line per job at its end: how it ended, never what it contained. A
+ * compaction still above the threshold is a warning: its agent will
+ * overflow again, and compacting again will not help it.
+ */
 function logOutcome(log: Logger, job: Job<CompactionJobData>, outcome: FinalOutcome): void {
   const durationMs = Math.max(0, outcome.finishedAt - job.timestamp);
   if (outcome.status === "completed") {
     const { result } = outcome;
-    log.info(
+    log[result.stillAboveThreshold ? "warn" : "info"](
       {
         outcome: result.degraded ? "degraded" : "completed",
         ...(result.degraded && { degradedCauses: result.degradation.map(({ kind, cause }) => `${kind}:${cause}`), degradedReason: result.degradedReason }),
         tokensBefore: result.tokensBefore,
         tokensAfter: result.tokensAfter,
+        stillAboveThreshold: result.stillAboveThreshold,
         durationMs,
       },
       "compaction finished",

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/telemetry/logger.js";
 import type { RunningWorker } from "../../src/worker/runWorker.js";
 import { runWorker } from "../../src/worker/runWorker.js";
+import { fillerText } from "../helpers/conversations.js";
 import { logLines } from "../helpers/logLines.js";
 import { markedConversation, markedRequest } from "../helpers/markedConversation.js";
 import { startServiceHarness, type ServiceHarness } from "../helpers/serviceHarness.js";
@@ -49,7 +50,7 @@ describe("the worker's logs", () => {
     expect(new Set(failedCalls.map((call) => call.attempt))).toEqual(new Set([1, 2]));
     expect(records()).toContainEqual(expect.objectContaining({ ...job, attempt: 1, msg: "compaction attempt failed; the job will be retried" }));
     const finished = records().find((r) => r.msg === "compaction finished");
-    expect(finished).toMatchObject({ ...job, attempt: 2, outcome: "degraded", level: "info" });
+    expect(finished).toMatchObject({ ...job, attempt: 2, outcome: "degraded", level: "info", stillAboveThreshold: false });
     expect(String(finished?.degradedReason)).not.toBe("");
     expect(records()).toContainEqual(expect.objectContaining({ level: "warn", event: "compaction.completed", outcome: "rejected", attempt: 1 }));
 
@@ -59,4 +60,17 @@ describe("the worker's logs", () => {
     const written = records().map((record) => JSON.stringify(record));
     expect(written.filter((line) => line.includes(MARKER) || texts.some((text) => line.includes(text)))).toEqual([]);
   }, 90_000);
+
+  it("warn at a job's end when its compacted context is still above the threshold, and say so", async () => {
+    // 20000-token window, 4000 reserved: the newest message alone is about 25000 tokens, and it is kept whole.
+    const request = markedRequest("too-large", { conversationId: "conv-above" });
+    const messages = [...(request.messages as Record<string, unknown>[]), { role: "user", content: fillerText(100_000, 11) }];
+    const { body } = await h.submit({ ...request, messages });
+    const id = String(body.id);
+    expect((await h.view(id, 30)).status).toBe("completed");
+    await waitUntil(() => records().some((r) => r.msg === "compaction finished" && r.jobId === id), "the job's end is logged");
+    const finished = records().find((r) => r.msg === "compaction finished" && r.jobId === id);
+    expect(finished).toMatchObject({ jobId: id, conversationId: "conv-above", outcome: "completed", level: "warn", stillAboveThreshold: true });
+    expect(Number(finished?.tokensAfter)).toBeGreaterThan(20_000 - 4_000);
+  }, 60_000);
 });

@@ -12,6 +12,7 @@ import { MAX_WAIT_SECONDS } from "./jobWaiter.js";
 import { RETRY_AFTER_SECONDS } from "./apiError.js";
 import { ACCEPTED_CODINGS } from "./requestEncoding.js";
 import { DEGRADATION_CAUSES } from "../core/degradation.js";
+import { RESULT_FIELDS_ADDED_LATER, type StoredResult } from "../queue/resultStore.js";
 
 type Schema = Record<string, unknown>;
 
@@ -24,6 +25,83 @@ function requestBody(schema: z.ZodType): Schema {
   const { $schema: _dialect, ...body } = z.toJSONSchema(schema, { io: "input" }) as Schema;
   return body;
 }
+
+/**
+ * The result's fields, one schema each: typed by the stored result, so a
+ * field added to the core's Result has no place in the contract until it is
+ * described here.
+ */
+const resultProperties: Record<keyof StoredResult, Schema> = {
+  system: {
+    description:
+      "The request's Anthropic top-level system prompt, unchanged; present when the request had one, so the result has the request's shape.",
+  },
+  messages: { type: "array", items: {}, description: "Replaces the request's messages; OpenAI system and developer messages that led them lead them still." },
+  summary: {
+    type: "string",
+    description:
+      "Valid Unicode: a lone surrogate it quotes from the conversation (broken bytes in a tool's output) is written as U+FFFD, as it is in what the LLM summarizer is sent. Messages kept verbatim come back as received.",
+  },
+  reason: { enum: ["threshold", "overflow", "manual"] },
+  tokensBefore: { type: "integer" },
+  tokensAfter: { type: "integer" },
+  messagesBefore: { type: "integer" },
+  messagesAfter: { type: "integer" },
+  degraded: {
+    type: "boolean",
+    description: "A summary is the offline summary because the LLM summarizer failed: the context shrank, its memory is coarser.",
+  },
+  degradation: {
+    type: "array",
+    description:
+      "Each summarizer call that failed, in order; empty when not degraded. `cause`: `error` (the call failed: rate limit, overload, server error, dropped stream) and `stalled` (the stream went silent) may pass on a later try; `rejected` (the provider refused the request as it is: an unknown model, a bad key, an invalid request; `message` says what it answered), `overflow` (the request did not fit the summarizer's window), `truncated` (the summary hit its token cap), `unfinished` (the answer stopped another way, not a finished summary: `pause_turn`, `tool_use`, no stop reason), `refused` (the model declined to summarize) and `empty` come back the same from the same request.",
+    items: {
+      type: "object",
+      required: ["kind", "cause", "message"],
+      properties: {
+        kind: { enum: ["history", "turnPrefix"], description: "Which summary the call was for." },
+        cause: { enum: [...DEGRADATION_CAUSES] },
+        message: { type: "string" },
+      },
+    },
+  },
+  degradedReason: nullable({ type: "string", description: "The `message`s of `degradation`, joined with `; `; null when not degraded." }),
+  summarizer: {
+    type: "string",
+    description:
+      "Which summarizer wrote the summary: the LLM summarizer's name (`anthropic`), or `offline` when the offline summarizer wrote any part of it, by choice (no API key) or as the fallback (then `degraded` is true).",
+  },
+  splitTurn: { type: "boolean" },
+  checkpoint: nullable({
+    type: "object",
+    required: ["turnId", "summary", "degraded"],
+    properties: { turnId: { type: "string" }, summary: { type: "string" }, degraded: { type: "boolean" } },
+  }),
+  omitted: {
+    type: "integer",
+    description:
+      "Summarized messages that neither the summarization request nor the summary represents: for an LLM, the messages left out of its request because they did not fit (the oldest, or, when the summarized range opens with a user request, the messages right after it: the request itself is kept); for the offline summary, the messages no line of it stands for. User requests carried verbatim after the summary count as represented.",
+  },
+  firstKeptIndex: { type: "integer" },
+  previousSummaryCharsCut: {
+    type: "integer",
+    minimum: 0,
+    description:
+      "Characters of the previous compaction's summary that the offline summary left out. The offline summary (by choice, or as the fallback when the LLM summarizer failed) keeps the previous summary whole, since it is the only record of everything before it; this is above 0 only when the previous summary alone outgrew the summary budget, and the cut is also marked in the text. 0 when an LLM wrote the summary (it was asked to update the previous one). Absent from results written by versions before it was added (a worker not yet upgraded during a rolling deploy): how much was cut is then unknown.",
+  },
+  stillAboveThreshold: {
+    type: "boolean",
+    description:
+      "`tokensAfter` is still above the threshold (`contextWindow` less the reserve): what compaction keeps verbatim (the newest message or tool result, the system prompt, or the summary with its pinned requests and file lists in a window barely above the reserve) is too large for it. Compacting again gives the same result: lower `keepRecentTokens` or `maxSummaryTokens`, shrink the largest messages, or move to a larger window, instead of asking again at the next turn. Absent from results written by versions before it was added (a worker not yet upgraded during a rolling deploy): compare `tokensAfter` with the threshold yourself.",
+  },
+  replaces: ref("Replaces"),
+};
+
+/**
+ * Fields a result may lack: `system` unless the request had one, and those a
+ * result stored by an earlier version does not have (see RESULT_FIELDS_ADDED_LATER).
+ */
+const OPTIONAL_RESULT_FIELDS: readonly string[] = ["system", ...RESULT_FIELDS_ADDED_LATER];
 
 const schemas: Record<string, Schema> = {
   Error: {
@@ -62,84 +140,8 @@ const schemas: Record<string, Schema> = {
   Result: {
     type: "object",
     description: "The core's compaction result, as `compactd compact` prints it, plus `replaces`.",
-    required: [
-      "messages",
-      "summary",
-      "reason",
-      "tokensBefore",
-      "tokensAfter",
-      "messagesBefore",
-      "messagesAfter",
-      "degraded",
-      "degradation",
-      "degradedReason",
-      "summarizer",
-      "splitTurn",
-      "checkpoint",
-      "omitted",
-      "firstKeptIndex",
-      "replaces",
-    ],
-    properties: {
-      system: {
-        description:
-          "The request's Anthropic top-level system prompt, unchanged; present when the request had one, so the result has the request's shape.",
-      },
-      messages: { type: "array", items: {}, description: "Replaces the request's messages; OpenAI system and developer messages that led them lead them still." },
-      summary: {
-        type: "string",
-        description:
-          "Valid Unicode: a lone surrogate it quotes from the conversation (broken bytes in a tool's output) is written as U+FFFD, as it is in what the LLM summarizer is sent. Messages kept verbatim come back as received.",
-      },
-      reason: { enum: ["threshold", "overflow", "manual"] },
-      tokensBefore: { type: "integer" },
-      tokensAfter: { type: "integer" },
-      messagesBefore: { type: "integer" },
-      messagesAfter: { type: "integer" },
-      degraded: {
-        type: "boolean",
-        description: "A summary is the offline summary because the LLM summarizer failed: the context shrank, its memory is coarser.",
-      },
-      degradation: {
-        type: "array",
-        description:
-          "Each summarizer call that failed, in order; empty when not degraded. `cause`: `error` (the call failed: rate limit, overload, server error, dropped stream) and `stalled` (the stream went silent) may pass on a later try; `rejected` (the provider refused the request as it is: an unknown model, a bad key, an invalid request; `message` says what it answered), `overflow` (the request did not fit the summarizer's window), `truncated` (the summary hit its token cap), `unfinished` (the answer stopped another way, not a finished summary: `pause_turn`, `tool_use`, no stop reason), `refused` (the model declined to summarize) and `empty` come back the same from the same request.",
-        items: {
-          type: "object",
-          required: ["kind", "cause", "message"],
-          properties: {
-            kind: { enum: ["history", "turnPrefix"], description: "Which summary the call was for." },
-            cause: { enum: [...DEGRADATION_CAUSES] },
-            message: { type: "string" },
-          },
-        },
-      },
-      degradedReason: nullable({ type: "string", description: "The `message`s of `degradation`, joined with `; `; null when not degraded." }),
-      summarizer: {
-        type: "string",
-        description:
-          "Which summarizer wrote the summary: the LLM summarizer's name (`anthropic`), or `offline` when the offline summarizer wrote any part of it, by choice (no API key) or as the fallback (then `degraded` is true).",
-      },
-      splitTurn: { type: "boolean" },
-      checkpoint: nullable({
-        type: "object",
-        required: ["turnId", "summary", "degraded"],
-        properties: { turnId: { type: "string" }, summary: { type: "string" }, degraded: { type: "boolean" } },
-      }),
-      omitted: {
-        type: "integer",
-        description:
-          "Summarized messages that neither the summarization request nor the summary represents: for an LLM, the messages left out of its request because they did not fit (the oldest, or, when the summarized range opens with a user request, the messages right after it: the request itself is kept); for the offline summary, the messages no line of it stands for. User requests carried verbatim after the summary count as represented.",
-      },
-      firstKeptIndex: { type: "integer" },
-      previousSummaryCharsCut: {
-        type: "integer",
-        minimum: 0,
-        description:
-          "Characters of the previous compaction's summary that the offline summary left out. The offline summary (by choice, or as the fallback when the LLM summarizer failed) keeps the previous summary whole, since it is the only record of everything before it; this is above 0 only when the previous summary alone outgrew the summary budget, and the cut is also marked in the text. 0 when an LLM wrote the summary (it was asked to update the previous one). Absent from results written by versions before it was added (a worker not yet upgraded during a rolling deploy): how much was cut is then unknown.",
-      },
-      replaces: ref("Replaces"),
-    },
+    required: Object.keys(resultProperties).filter((field) => !OPTIONAL_RESULT_FIELDS.includes(field)),
+    properties: resultProperties,
   },
   Job: {
     type: "object",

@@ -70,6 +70,8 @@ export interface Result {
   firstKeptIndex: number;
   /** Characters of the previous compaction's summary that the offline summary left out. The offline summary (by choice, or as the fallback when the LLM summarizer failed) keeps the previous summary whole, since it is the only record of everything before it; this is above 0 only when the previous summary alone outgrew the summary budget, and the cut is also marked in the text. 0 when an LLM wrote the summary (it was asked to update the previous one). Absent from results written by versions before it was added (a worker not yet upgraded during a rolling deploy): how much was cut is then unknown. */
   previousSummaryCharsCut?: number;
+  /** `tokensAfter` is still above the threshold (`contextWindow` less the reserve): what compaction keeps verbatim (the newest message or tool result, the system prompt, or the summary with its pinned requests and file lists in a window barely above the reserve) is too large for it. Compacting again gives the same result: lower `keepRecentTokens` or `maxSummaryTokens`, shrink the largest messages, or move to a larger window, instead of asking again at the next turn. Absent from results written by versions before it was added (a worker not yet upgraded during a rolling deploy): compare `tokensAfter` with the threshold yourself. */
+  stillAboveThreshold?: boolean;
   replaces: Replaces;
 }
 

@@ -31,8 +31,20 @@ export const RESULT_ENCODINGS: readonly ResultEncoding[] = ["base64", "raw"];
 /** First byte of a raw outcome: never the first byte of base64 text. */
 const RAW_MARK = 0x00;
 
-/** A job's result: the core's Result as the CLI prints it, plus the swap contract. */
-export type StoredResult = Result & { readonly replaces: Replaces };
+/**
+ * Result fields added after results were first stored. A result an earlier
+ * version wrote lacks them (one kept from before an upgrade, or written by a
+ * worker not yet upgraded during a rolling deploy), and results are read as
+ * stored, not rebuilt: so whatever reads one takes these as possibly absent,
+ * and the API's contract lists them as optional. A field added to Result
+ * later belongs here.
+ */
+export const RESULT_FIELDS_ADDED_LATER = ["previousSummaryCharsCut", "stillAboveThreshold"] as const satisfies readonly (keyof Result)[];
+
+type AddedLater = (typeof RESULT_FIELDS_ADDED_LATER)[number];
+
+/** A job's result: the core's Result as the CLI prints it, plus the swap contract; {@link RESULT_FIELDS_ADDED_LATER} may be absent. */
+export type StoredResult = Omit<Result, AddedLater> & Partial<Pick<Result, AddedLater>> & { readonly replaces: Replaces };
 
 /** Why a job failed, in the API's error shape. */
 export interface JobError {

@@ -15,7 +15,7 @@ import {
 } from "../../src/queue/compactionJob.js";
 import { createCompactionQueue, type CompactionQueue } from "../../src/queue/compactionQueue.js";
 import { serviceKeys, shardPrefix } from "../../src/queue/queueNames.js";
-import { ResultStore } from "../../src/queue/resultStore.js";
+import { RESULT_FIELDS_ADDED_LATER, ResultStore, type StoredResult } from "../../src/queue/resultStore.js";
 import { closeRedisConnection, createRedisConnection, type RedisClient } from "../../src/queue/redisConnection.js";
 import type { Behaviour, RecordedRequest } from "../helpers/fakeAnthropic.js";
 import { conversation, fillerText, reactTurn, type RawMessage } from "../helpers/conversations.js";
@@ -25,6 +25,7 @@ import { bearer, TEST_WEBHOOK_SECRET } from "../helpers/serviceConfig.js";
 import { startServiceHarness, type ServiceHarness } from "../helpers/serviceHarness.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 import { testJobData } from "../helpers/jobData.js";
+import { storedResult } from "../helpers/storedResult.js";
 
 /** Per-marker faults: the first `times` summarization requests of a marker get `behaviour`. */
 const faults = new Map<string, { behaviour: Behaviour; times: number }>();
@@ -119,6 +120,27 @@ describe("a compaction job", () => {
     const callback = h.receiver.received.find((received) => received.body.includes(id))!;
     expect((JSON.parse(callback.body) as { result: { stillAboveThreshold: boolean } }).result.stillAboveThreshold).toBe(false);
     expect(await stillAboveThresholdCounted("manual")).toBe(before);
+  });
+
+  it("shows and calls back a result an earlier version stored, without the fields added since, as it was stored", async () => {
+    // Stored by a worker of an earlier version that died before BullMQ recorded the job's end: this worker delivers it.
+    const earlier: Partial<StoredResult> = storedResult({ tokensAfter: 123 });
+    for (const field of RESULT_FIELDS_ADDED_LATER) delete earlier[field];
+    const id = newJobId();
+    const redis = createRedisConnection(h.config.redisUrl, "worker");
+    try {
+      await new ResultStore(redis, serviceKeys(h.config.queuePrefix), 60).settleOnce(id, { status: "completed", finishedAt: Date.now(), result: earlier as StoredResult });
+    } finally {
+      await closeRedisConnection(redis);
+    }
+    await queueDirectly(testJobData({ contextWindow: 20_000, reason: "manual", callbackUrl: h.receiver.url("/earlier") }), id);
+    const view = await h.view(id, 20);
+    expect(view).toMatchObject({ status: "completed" });
+    expect(view.result).toEqual(earlier);
+    expect(view.result).not.toHaveProperty("stillAboveThreshold");
+    await waitUntil(() => h.receiver.received.some((callback) => callback.body.includes(id)), "the callback arrives");
+    const callback = h.receiver.received.find((received) => received.body.includes(id))!;
+    expect((JSON.parse(callback.body) as { result: unknown }).result).toEqual(earlier);
   });
 
   it("posts a signed compaction.completed callback holding the same result as the job view", async () => {
@@ -344,12 +366,11 @@ async function lostJobsCounted(): Promise<number> {
   return line === null ? 0 : Number(line[1]);
 }
 
-/** Adds `data` to the harness's queue as it is, past the API (as another version, or a fault, would leave it); returns the job id. */
-async function queueDirectly(data: CompactionJobData): Promise<string> {
+/** Adds `data` to the harness's queue as it is, past the API (as another version, or a fault, would leave it), as job `id`; returns the id. */
+async function queueDirectly(data: CompactionJobData, id = newJobId()): Promise<string> {
   const redis = createRedisConnection(h.config.redisUrl, "api");
   const queue = createCompactionQueue(redis, { prefix: h.config.queuePrefix, attempts: 3, backoffMs: 10, retentionSeconds: 60 });
   try {
-    const id = newJobId();
     await queue.add(COMPACTION_JOB_NAME, data, { jobId: id });
     return id;
   } finally {

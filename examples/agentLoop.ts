@@ -13,6 +13,14 @@
  *   (reason `overflow`, waiting for the result) and retries once. A request
  *   refused for its size in bytes (HTTP 413) is not an overflow and is
  *   thrown: compaction cannot shrink the attachment that made it large.
+ * - A result that says `stillAboveThreshold` shrank the context, but not
+ *   below the threshold: what it keeps verbatim (here, most often the system
+ *   prompt) is too large for the window. Asking again at every turn would
+ *   give the same result, one summarization after another, so the agent stops
+ *   compacting at the threshold and says so; only an overflow compacts it
+ *   then, and a later result below the threshold starts it again. (A real
+ *   agent would shrink its system prompt or its largest messages, or move to
+ *   a model with a larger window.)
  *
  * The loop only needs "start a compaction" and "compact now" ({@link
  * Compactions}); `serviceCompactions` below provides them with the service,
@@ -38,6 +46,7 @@ import {
   StaleCompactionError,
   type CompactdClientOptions,
   type CompactionSwap,
+  type Result,
   type Settings,
   type WebhookEvent,
 } from "../src/client/index.js";
@@ -47,12 +56,15 @@ import { exitUnlessSet } from "./exampleEnv.js";
 
 type MessageParam = Anthropic.MessageParam;
 
+/** What the agent reads of a compaction's result: the swap, and whether it left the context above the threshold. */
+export type CompactionResult = CompactionSwap & Pick<Result, "tokensAfter" | "stillAboveThreshold">;
+
 /** Where an agent gets its compactions from. */
 export interface Compactions {
   /** Starts compacting `messages` in the background; `deliver` gets the result, or null when there is none. */
-  start(messages: readonly MessageParam[], contextTokens: number, deliver: (result: CompactionSwap | null) => void): Promise<void>;
+  start(messages: readonly MessageParam[], contextTokens: number, deliver: (result: CompactionResult | null) => void): Promise<void>;
   /** Compacts `messages` while the agent waits; null when there is nothing to compact. */
-  now(messages: readonly MessageParam[]): Promise<CompactionSwap | null>;
+  now(messages: readonly MessageParam[]): Promise<CompactionResult | null>;
 }
 
 /** What the agent did about its context, for logs and tests. */
@@ -62,6 +74,8 @@ export type AgentEvent =
   | { readonly kind: "compaction_arrived"; readonly result: boolean }
   | { readonly kind: "compaction_applied"; readonly before: number; readonly after: number }
   | { readonly kind: "compaction_stale" }
+  /** The applied result is still above the threshold: no more compactions at the threshold until one comes back below it. */
+  | { readonly kind: "still_above_threshold"; readonly tokensAfter: number }
   | { readonly kind: "blocked"; readonly reason: "overflow" | "cut_short" };
 
 export interface AgentOptions {
@@ -80,8 +94,10 @@ export class CompactingAgent {
   private readonly settings: Settings;
   private readonly maxTokens: number;
   /** Results that arrived since the last turn, spliced in at the start of the next. */
-  private readonly arrived: CompactionSwap[] = [];
+  private readonly arrived: CompactionResult[] = [];
   private compacting = false;
+  /** The last result applied said stillAboveThreshold: compacting at the threshold would only give it again. */
+  private thresholdOutOfReach = false;
 
   constructor(private readonly options: AgentOptions) {
     this.settings = normalizeSettings({ contextWindow: options.contextWindow });
@@ -99,10 +115,10 @@ export class CompactingAgent {
   }
 
   private async compactPastThreshold(contextTokens: number): Promise<void> {
-    if (this.compacting || !shouldCompact(this.settings, contextTokens)) return;
+    if (this.compacting || this.thresholdOutOfReach || !shouldCompact(this.settings, contextTokens)) return;
     this.compacting = true;
     this.options.onEvent?.({ kind: "compaction_started", messages: this.messages.length, contextTokens });
-    const deliver = (result: CompactionSwap | null): void => {
+    const deliver = (result: CompactionResult | null): void => {
       // Still compacting until the result is in the conversation: the next reply's usage does not show it yet.
       if (result === null) this.compacting = false;
       else this.arrived.push(result);
@@ -118,10 +134,8 @@ export class CompactingAgent {
   private spliceArrived(): void {
     for (const result of this.arrived.splice(0)) {
       this.compacting = false;
-      const before = this.messages.length;
       try {
-        this.messages = applyCompaction(this.messages, result);
-        this.options.onEvent?.({ kind: "compaction_applied", before, after: this.messages.length });
+        this.apply(result);
       } catch (err) {
         // History changed under the compaction (an overflow compaction got there first): drop it.
         if (!(err instanceof StaleCompactionError)) throw err;
@@ -145,10 +159,18 @@ export class CompactingAgent {
     }
     const result = await this.options.compactions.now(this.messages);
     if (result === null) throw blocked;
+    this.apply(result);
+    return this.create();
+  }
+
+  /** Splices `result` in (throwing StaleCompactionError when history changed under it), and takes note of whether it reached below the threshold. */
+  private apply(result: CompactionResult): void {
     const before = this.messages.length;
     this.messages = applyCompaction(this.messages, result);
     this.options.onEvent?.({ kind: "compaction_applied", before, after: this.messages.length });
-    return this.create();
+    // Absent from a result stored by a service version from before the field: taken as below.
+    this.thresholdOutOfReach = result.stillAboveThreshold === true;
+    if (this.thresholdOutOfReach) this.options.onEvent?.({ kind: "still_above_threshold", tokensAfter: result.tokensAfter });
   }
 
   private create(): Promise<Anthropic.Message> {
@@ -182,8 +204,8 @@ export function serviceCompactions(options: ServiceCompactionsOptions): ServiceC
   const { client, conversationId, contextWindow, system } = options;
   const waitSeconds = options.waitSeconds ?? 120;
   // The service runs at most one compaction per conversation, so there is at most one result to wait for.
-  let pending: ((result: CompactionSwap | null) => void) | undefined;
-  const settle = (result: CompactionSwap | null): void => {
+  let pending: ((result: CompactionResult | null) => void) | undefined;
+  const settle = (result: CompactionResult | null): void => {
     const deliver = pending;
     pending = undefined;
     deliver?.(result);
@@ -234,6 +256,8 @@ export interface AgentLoopOptions {
   readonly compactd: CompactdClientOptions;
   /** The service's COMPACTD_WEBHOOK_SECRET. */
   readonly webhookSecret: string;
+  /** Default: "You are a careful coding agent." */
+  readonly system?: string;
   readonly onEvent?: (event: AgentEvent) => void;
 }
 
@@ -242,7 +266,7 @@ export interface AgentLoopOptions {
  * compacting with the service; returns the conversation it ends with.
  */
 export async function runAgentLoop(prompts: AsyncIterable<string> | Iterable<string>, options: AgentLoopOptions): Promise<MessageParam[]> {
-  const system = "You are a careful coding agent.";
+  const system = options.system ?? "You are a careful coding agent.";
   const conversationId = randomUUID();
   let compactions: ServiceCompactions | undefined;
   const receiver = await startWebhookReceiver({ secret: options.webhookSecret, onEvent: (event) => compactions?.onWebhook(event) });

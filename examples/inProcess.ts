@@ -12,10 +12,10 @@
  */
 import { fileURLToPath } from "node:url";
 import Anthropic from "@anthropic-ai/sdk";
-import { replacesOf, type CompactionSwap } from "../src/client/index.js";
+import { replacesOf } from "../src/client/index.js";
 import { createCompactor, NothingToCompactError, parseConversation, type Reason } from "../src/core/index.js";
 import { createAnthropicSummarizer, DEFAULT_MODEL } from "../src/summarizers/anthropic.js";
-import { CompactingAgent, type AgentEvent, type Compactions } from "./agentLoop.js";
+import { CompactingAgent, type AgentEvent, type CompactionResult, type Compactions } from "./agentLoop.js";
 import { exitUnlessSet } from "./exampleEnv.js";
 
 type MessageParam = Anthropic.MessageParam;
@@ -33,7 +33,7 @@ export function inProcessCompactions(options: InProcessCompactionsOptions): Comp
   const compactor = createCompactor({ settings: { contextWindow: options.contextWindow }, summarizer });
   if (compactor === null) throw new TypeError(`contextWindow: must be a positive number of tokens, got ${options.contextWindow}`);
 
-  const compact = async (messages: readonly MessageParam[], reason: Reason, usageTokens?: number): Promise<CompactionSwap | null> => {
+  const compact = async (messages: readonly MessageParam[], reason: Reason, usageTokens?: number): Promise<CompactionResult | null> => {
     // The agent keeps appending to its list; the compactor works on the messages as they are now.
     const sent = [...messages];
     try {

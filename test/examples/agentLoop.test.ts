@@ -6,6 +6,7 @@ import { SUMMARY_PREAMBLE } from "../../src/core/summaryEnvelope.js";
 import { startServiceUnderTest, type ServiceUnderTest } from "../client/serviceUnderTest.js";
 import type { RecordedRequest } from "../helpers/fakeAnthropic.js";
 import { TEST_TENANTS, TEST_WEBHOOK_SECRET } from "../helpers/serviceConfig.js";
+import { fillerText } from "../helpers/conversations.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 import { CONTEXT_WINDOW, firstContent, happened, isSummarization, prompt, promptsAroundCompaction, promptsRefusedAtTurnFive, scriptedModel } from "./agentScenario.js";
 
@@ -20,13 +21,14 @@ afterAll(async () => {
   await service.close();
 });
 
-function loop(prompts: AsyncIterable<string> | Iterable<string>, events: AgentEvent[]) {
+function loop(prompts: AsyncIterable<string> | Iterable<string>, events: AgentEvent[], system?: string) {
   return runAgentLoop(prompts, {
     anthropic: new Anthropic({ apiKey: "sk-test", baseURL: service.harness.fake.url }),
     model: "claude-test",
     contextWindow: CONTEXT_WINDOW,
     compactd: { baseUrl: service.url, apiKey: TEST_TENANTS.acme },
     webhookSecret: TEST_WEBHOOK_SECRET,
+    ...(system !== undefined && { system }),
     onEvent: (event) => events.push(event),
   });
 }
@@ -87,6 +89,30 @@ describe("examples/agentLoop.ts", () => {
     );
     expect(isOverflowError(error)).toBe(true);
     expect(happened(events, "compaction_applied")).toBe(true);
+  });
+
+  it("stops compacting at the threshold once a result says it is still above it, instead of asking again every turn", async () => {
+    model.slowSummaries = false;
+    const events: AgentEvent[] = [];
+    const count = (kind: AgentEvent["kind"]) => events.filter((event) => event.kind === kind).length;
+    async function* prompts() {
+      let turnsAfter = 0;
+      for (let turn = 0; turn < 16; turn++) {
+        // Each background compaction comes back before the next turn, which splices it in.
+        await waitUntil(() => count("compaction_arrived") === count("compaction_started"), "the compaction's webhook arrives", 20_000);
+        if (count("still_above_threshold") > 0 && turnsAfter++ === 4) return;
+        yield prompt(turn);
+      }
+    }
+    // About 12000 tokens of system prompt in a 30000-token window: kept verbatim, it leaves every compaction above the 13616-token threshold.
+    await loop(prompts(), events, `You are a careful coding agent. House rules follow.\n${fillerText(48_000, 3)}`);
+
+    const still = events.findIndex((event) => event.kind === "still_above_threshold");
+    expect(still).toBeGreaterThan(0);
+    expect((events[still] as { tokensAfter: number }).tokensAfter).toBeGreaterThan(CONTEXT_WINDOW - 16_384);
+    expect(events[still - 1]).toMatchObject({ kind: "compaction_applied" });
+    // Four more turns, all above the threshold, and not one compaction started.
+    expect(events.slice(still + 1).map((event) => event.kind)).not.toContain("compaction_started");
   });
 
   it("waits for the background compaction already running when it overflows, and drops that result when its webhook comes", async () => {

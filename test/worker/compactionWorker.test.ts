@@ -93,32 +93,20 @@ describe("a compaction job", () => {
     // 20000-token window, 4000 reserved: the newest message alone is about 25000 tokens, and it is kept whole.
     const request = markedRequest(m, { reason: "overflow", callbackUrl: h.receiver.url("/above") });
     const messages = [...(request.messages as RawMessage[]), { role: "user", content: `${m} ${fillerText(100_000, 5)}` }];
-    const submitted = await h.submit({ ...request, messages });
-    const id = String(submitted.body.id);
-    const view = await h.view(id, 20);
-    expect(view.status).toBe("completed");
-    const result = view.result as { stillAboveThreshold: boolean; tokensAfter: number };
+    const { result, calledBack } = await completedAndCalledBack(String((await h.submit({ ...request, messages })).body.id));
     expect(result.tokensAfter).toBeGreaterThan(20_000 - 4_000);
     expect(result.stillAboveThreshold).toBe(true);
-    await waitUntil(() => h.receiver.received.some((callback) => callback.body.includes(id)), "the callback arrives");
-    const callback = h.receiver.received.find((received) => received.body.includes(id))!;
-    expect((JSON.parse(callback.body) as { result: { stillAboveThreshold: boolean } }).result.stillAboveThreshold).toBe(true);
+    expect(calledBack.stillAboveThreshold).toBe(true);
     expect(await counted()).toBe(before + 1);
   });
 
   it("says stillAboveThreshold false, and does not count it, when the compacted context is below the threshold", async () => {
     const before = await stillAboveThresholdCounted("manual");
     const submitted = await h.submit(markedRequest(marker(), { reason: "manual", callbackUrl: h.receiver.url("/below") }));
-    const id = String(submitted.body.id);
-    const view = await h.view(id, 20);
-    expect(view.status).toBe("completed");
-    const result = view.result as { stillAboveThreshold: boolean; tokensAfter: number };
+    const { result, calledBack } = await completedAndCalledBack(String(submitted.body.id));
     expect(result.tokensAfter).toBeLessThanOrEqual(20_000 - 4_000);
     expect(result.stillAboveThreshold).toBe(false);
-    // The callback is sent after the outcome is counted: by then a wrong count would show.
-    await waitUntil(() => h.receiver.received.some((callback) => callback.body.includes(id)), "the callback arrives");
-    const callback = h.receiver.received.find((received) => received.body.includes(id))!;
-    expect((JSON.parse(callback.body) as { result: { stillAboveThreshold: boolean } }).result.stillAboveThreshold).toBe(false);
+    expect(calledBack.stillAboveThreshold).toBe(false);
     expect(await stillAboveThresholdCounted("manual")).toBe(before);
   });
 
@@ -134,13 +122,10 @@ describe("a compaction job", () => {
       await closeRedisConnection(redis);
     }
     await queueDirectly(testJobData({ contextWindow: 20_000, reason: "manual", callbackUrl: h.receiver.url("/earlier") }), id);
-    const view = await h.view(id, 20);
-    expect(view).toMatchObject({ status: "completed" });
-    expect(view.result).toEqual(earlier);
-    expect(view.result).not.toHaveProperty("stillAboveThreshold");
-    await waitUntil(() => h.receiver.received.some((callback) => callback.body.includes(id)), "the callback arrives");
-    const callback = h.receiver.received.find((received) => received.body.includes(id))!;
-    expect((JSON.parse(callback.body) as { result: unknown }).result).toEqual(earlier);
+    const { result, calledBack } = await completedAndCalledBack(id);
+    expect(result).toEqual(earlier);
+    expect(result).not.toHaveProperty("stillAboveThreshold");
+    expect(calledBack).toEqual(earlier);
   });
 
   it("posts a signed compaction.completed callback holding the same result as the job view", async () => {
@@ -351,6 +336,19 @@ async function withLostRecord(
 /** The worker's /metrics, as Prometheus scrapes it. */
 async function workerScrape(): Promise<string> {
   return (await fetch(`http://127.0.0.1:${h.workers[0]!.metricsPort}/metrics`)).text();
+}
+
+/**
+ * The result of job `id` once it has completed, in its view and in its
+ * callback. The callback is sent after the job's outcome is counted, so the
+ * worker's metrics have it by then.
+ */
+async function completedAndCalledBack(id: string): Promise<{ result: Record<string, unknown>; calledBack: Record<string, unknown> }> {
+  const view = await h.view(id, 20);
+  expect(view.status).toBe("completed");
+  await waitUntil(() => h.receiver.received.some((callback) => callback.body.includes(id)), "the callback arrives");
+  const callback = h.receiver.received.find((received) => received.body.includes(id))!;
+  return { result: view.result as Record<string, unknown>, calledBack: (JSON.parse(callback.body) as { result: Record<string, unknown> }).result };
 }
 
 /** `compactd_still_above_threshold_total{reason}` on the worker's /metrics. */

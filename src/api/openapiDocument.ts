@@ -27,9 +27,9 @@ function requestBody(schema: z.ZodType): Schema {
 }
 
 /**
- * The result's fields, one schema each: typed by the stored result, so a
- * field added to the core's Result has no place in the contract until it is
- * described here.
+ * The result's fields, one schema each, keyed by the stored result's own
+ * fields: a field added to the core's Result does not compile until the
+ * contract describes it.
  */
 const resultProperties: Record<keyof StoredResult, Schema> = {
   system: {

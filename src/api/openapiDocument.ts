@@ -92,7 +92,7 @@ const resultProperties: Record<keyof StoredResult, Schema> = {
   stillAboveThreshold: {
     type: "boolean",
     description:
-      "`tokensAfter` is still above the threshold (`contextWindow` less the reserve): what compaction keeps verbatim (the newest message or tool result, the system prompt, or the summary with its pinned requests and file lists in a window barely above the reserve) is too large for it. Compacting again gives the same result: lower `keepRecentTokens` or `maxSummaryTokens`, shrink the largest messages, or move to a larger window, instead of asking again at the next turn. Absent from results written by versions before it was added (a worker not yet upgraded during a rolling deploy): compare `tokensAfter` with the threshold yourself.",
+      "`tokensAfter` is still above the threshold (`contextWindow` less the reserve): what compaction keeps verbatim (the newest message or tool result, the system prompt, or the summary with its pinned requests and file lists in a window barely above the reserve) is too large for it. Compacting again gives the same result: lower `keepRecentTokens` or `maxSummaryTokens`, shrink the largest messages, or move to a larger window, instead of asking again at the next turn. Absent from results written by versions before it was added (a worker not yet upgraded during a rolling deploy): `isAboveThreshold(normalizeSettings({contextWindow, ...settings}), tokensAfter)` from `compactd/client` answers the same.",
   },
   replaces: ref("Replaces"),
 };

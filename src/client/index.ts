@@ -6,7 +6,9 @@
  *   signed callbacks; {@link applyCompaction} splices a result into a
  *   conversation that kept growing, refusing a stale one.
  * - The core's decision functions, so an agent loop can tell when to ask:
- *   {@link shouldCompact} (the threshold, from the provider's usage),
+ *   {@link shouldCompact} (the threshold, from the provider's usage;
+ *   {@link isAboveThreshold} is its comparison alone, for a result stored
+ *   by a service version from before `stillAboveThreshold`),
  *   {@link isOverflowError} (a request refused because it does not fit the
  *   window; one refused for its size in bytes is not) and
  *   {@link responseHitContextLimit} (a reply cut short by the window).
@@ -33,6 +35,6 @@ export {
 } from "./webhookEvents.js";
 export { applyCompaction, StaleCompactionError, type CompactionSwap } from "./applyCompaction.js";
 export { replacesOf } from "../core/replaces.js";
-export { normalizeSettings, shouldCompact, type Settings, type SettingsInput } from "../core/settings.js";
+export { isAboveThreshold, normalizeSettings, shouldCompact, type Settings, type SettingsInput } from "../core/settings.js";
 export { isOverflowError } from "../core/overflow.js";
 export { responseHitContextLimit, type NormalizedResponse } from "../core/contextLimit.js";

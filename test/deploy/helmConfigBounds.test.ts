@@ -13,7 +13,7 @@ import { isMap, isScalar, parseDocument } from "yaml";
 import { describe, expect, it } from "vitest";
 import { CONFIG_VARIABLES, loadConfig, type ValueForm } from "../../src/config.js";
 import { changed, CHART, configEnv, readChartFile, readSchema, readValues, validateValues, type Values } from "./chart.js";
-import { rangeAlternatives, withGeneratedConfig } from "./configSchema.js";
+import { rangeAlternatives, schemaText, withGeneratedSchema } from "./configSchema.js";
 
 function formOf(env: string): ValueForm {
   const variable = CONFIG_VARIABLES.find((v) => v.env === env);
@@ -207,7 +207,7 @@ describe("values.schema.json against the service's own configuration rules", () 
   );
 
   it("states each generated bound as the service does (UPDATE_HELM_SCHEMA=1 rewrites it)", () => {
-    const generated = `${JSON.stringify(withGeneratedConfig(readSchema()), null, 2)}\n`;
+    const generated = schemaText(withGeneratedSchema(readSchema()));
     if (process.env.UPDATE_HELM_SCHEMA === "1") writeFileSync(new URL("values.schema.json", CHART), generated);
     expect(readChartFile("values.schema.json")).toBe(generated);
   });

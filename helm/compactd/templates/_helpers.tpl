@@ -67,6 +67,17 @@ app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
 {{- end }}
 
 {{/*
+A string without the white space around it, as the service trims its
+environment: the code points JavaScript's trim() removes. Sprig's trim (Go's
+strings.TrimSpace) removes another set, U+0085 but not U+FEFF, so a value the
+service reads as blank or as a number could reach it otherwise. The list is
+held to the service's by test/deploy/configRendering.test.ts.
+*/}}
+{{- define "compactd.trim" -}}
+{{- trimAll "\u0009\u000a\u000b\u000c\u000d\u0020\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff" . }}
+{{- end }}
+
+{{/*
 An environment value as a string. Helm reads YAML numbers as float64, which
 print as 2.097152e+07; whole numbers are printed as integers instead.
 */}}
@@ -74,7 +85,7 @@ print as 2.097152e+07; whole numbers are printed as integers instead.
 {{- if and (kindIs "float64" .) (eq (floor .) .) }}
 {{- int64 . }}
 {{- else }}
-{{- toString . | trim }}
+{{- include "compactd.trim" (toString .) }}
 {{- end }}
 {{- end }}
 
@@ -116,7 +127,7 @@ prefix when it has none (src/queue/queueNames.ts, shardPrefix).
 
 {{/* COMPACTD_QUEUE_SHARDS as a number. */}}
 {{- define "compactd.queueShards" -}}
-{{- include "compactd.configValue" (dict "ctx" . "key" "COMPACTD_QUEUE_SHARDS" "default" "1") | trim | int }}
+{{- include "compactd.configValue" (dict "ctx" . "key" "COMPACTD_QUEUE_SHARDS" "default" "1") | int }}
 {{- end }}
 
 {{/*

@@ -4,7 +4,7 @@ import { LOG_LEVELS, type LogLevel } from "./telemetry/logger.js";
 import { RESULT_ENCODINGS } from "./queue/resultStore.js";
 import { allowEntryProblem } from "./webhooks/callbackAllow.js";
 import { MODEL_ID, MODEL_ID_FORM } from "./summarizers/modelId.js";
-import { isUrlWithScheme } from "./http/urlWithScheme.js";
+import { isUrlWithScheme, URL_WITHOUT_SPACES } from "./http/urlWithScheme.js";
 import { DEFAULT_API_PORT, DEFAULT_METRICS_PORT } from "./servicePorts.js";
 
 /**
@@ -132,7 +132,7 @@ function rangeInWords(form: ValueForm): string | undefined {
 }
 
 function url(schemes: readonly string[]): Rule<string> {
-  const expected = `expected a URL starting with ${schemes.map((s) => `${s}//`).join(" or ")}`;
+  const expected = `expected a URL starting with ${schemes.map((s) => `${s}//`).join(" or ")}, ${URL_WITHOUT_SPACES}`;
   return textRule(
     z.string().transform((raw, ctx) => {
       const value = raw.trim();

@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { configEnv, readTemplate, readValues } from "./chart.js";
+import { CONFIG_VARIABLES, loadConfig } from "../../src/config.js";
+import { changed, configEnv, readTemplate, readValues, validateValues } from "./chart.js";
 import { SERVICE_WHITESPACE } from "./configSchema.js";
 import { renderChart } from "./helmRender.js";
 
@@ -22,10 +23,10 @@ function asciiJson(value: unknown): string {
 
 let files = 0;
 
-/** The ConfigMap's data with `config` given in a values file (as `-f` gives it), and `sets` as `--set`. */
-export async function renderedConfig(config: Record<string, unknown>, sets: Record<string, string> = {}): Promise<Record<string, string>> {
+/** The ConfigMap's data with `values` (YAML text, or a `config` map) given in a values file, as `-f` gives it, and `sets` as `--set`. */
+async function renderedConfig(values: string | Record<string, unknown>, sets: Record<string, string> = {}): Promise<Record<string, string>> {
   const file = path.join(scratch, `values-${files++}.yaml`);
-  writeFileSync(file, asciiJson({ config }));
+  writeFileSync(file, typeof values === "string" ? values : asciiJson({ config: values }));
   const manifests = await renderChart(sets, [file]);
   const configMap = manifests.find((manifest) => manifest.kind === "ConfigMap" && !String((manifest.metadata as { name: string }).name).includes("dashboard"));
   if (configMap === undefined) throw new Error("the chart renders no ConfigMap");
@@ -63,5 +64,45 @@ describe("the chart's ConfigMap, as the service reads it", () => {
     for (const [key, value] of Object.entries(expected)) expect(rendered[key], key).toBe(value);
     expect(PASSED_ON.filter((key) => key in config && !(key in expected)).map((key) => key in rendered)).toEqual([false]);
     expect(configEnv({ config })).toEqual(Object.fromEntries(Object.entries(rendered).filter(([key]) => key in config)));
+  });
+});
+
+/** Whether the service starts with `env`=`text` and its other variables at their defaults. */
+function serviceTakes(env: string, text: string | undefined): boolean {
+  try {
+    loadConfig({ REDIS_URL: "redis://redis:6379", ...(text === undefined ? {} : { [env]: text }) });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const DECIMAL = CONFIG_VARIABLES.find((variable) => variable.form.kind === "decimal")!.env;
+
+/**
+ * Numbers with decimals as a values file gives them (float64, which sprig's
+ * toString prints in e-notation below 0.0001), around the bounds and far
+ * below them.
+ */
+const DECIMALS = [1e-7, 0.0001, 0.00001234, 2.5e-5, 1.5e-10, 1e-300, 5e-324, 0.1, 0.25, 123.456, 719.9999999999, 720.5, -1e-7];
+
+describe("numbers in the chart's ConfigMap", () => {
+  it.each(DECIMALS)(`renders ${DECIMAL}: %s from a values file in plain digits that read back as the same number`, async (number) => {
+    const text = (await renderedConfig({ [DECIMAL]: number }))[DECIMAL]!;
+    expect(text).toMatch(/^-?[0-9]+(?:\.[0-9]+)?$/);
+    expect(Number(text)).toBe(number);
+    expect(configEnv({ config: { [DECIMAL]: number } })[DECIMAL]).toBe(text);
+    expect(serviceTakes(DECIMAL, text)).toBe(validateValues(changed(`config.${DECIMAL}`, number)));
+  });
+
+  it("renders whole numbers a values file gives with a decimal point (float64) as integers", async () => {
+    const rendered = await renderedConfig("config:\n  PORT: 8080.0\n  COMPACTD_INTAKE_THREAD_MIN_BYTES: 9007199254740991.0\n  " + DECIMAL + ": 720.0\n");
+    expect([rendered.PORT, rendered.COMPACTD_INTAKE_THREAD_MIN_BYTES, rendered[DECIMAL]]).toEqual(["8080", "9007199254740991", "720"]);
+  });
+
+  it("renders numbers --set gives (a decimal stays a string there) as the service reads them", async () => {
+    const rendered = await renderedConfig({}, { [`config.${DECIMAL}`]: "0.0000001", "config.PORT": "8081" });
+    expect([rendered[DECIMAL], rendered.PORT]).toEqual(["0.0000001", "8081"]);
+    expect(serviceTakes(DECIMAL, rendered[DECIMAL])).toBe(true);
   });
 });

@@ -129,7 +129,7 @@ function probes(env: string): unknown[] {
       ];
     case "decimal":
       return [
-        ...bothForms([-1, 0, 0.25, 1, form.max - 0.5, form.max, form.max + 0.5, form.max + 1]),
+        ...bothForms([-1, 0, 1e-7, 0.25, 1, form.max - 0.5, form.max, form.max + 0.5, form.max + 1]),
         "0.0",
         "00.5",
         ` ${form.max}.000 `,

@@ -78,12 +78,32 @@ held to the service's by test/deploy/configRendering.test.ts.
 {{- end }}
 
 {{/*
+A float64 in plain decimal digits, which is all the service reads: sprig's
+toString prints %v, e-notation below 0.0001 (1e-07, 1.5e-10). Such a number
+is printed with as many decimals as its mantissa's plus the exponent, the
+same digits without the exponent. atoi, not int: int reads "08" as octal.
+*/}}
+{{- define "compactd.plainDecimal" -}}
+{{- $text := toString . }}
+{{- if contains "e-" $text }}
+{{- $parts := splitList "e-" $text }}
+{{- $fraction := splitList "." (first $parts) | rest | join "" }}
+{{- printf "%.*f" (add (atoi (last $parts)) (len $fraction)) . }}
+{{- else }}
+{{- $text }}
+{{- end }}
+{{- end }}
+
+{{/*
 An environment value as a string. Helm reads YAML numbers as float64, which
-print as 2.097152e+07; whole numbers are printed as integers instead.
+print as 2.097152e+07; whole numbers are printed as integers instead, others
+in plain digits.
 */}}
 {{- define "compactd.envString" -}}
 {{- if and (kindIs "float64" .) (eq (floor .) .) }}
 {{- int64 . }}
+{{- else if kindIs "float64" . }}
+{{- include "compactd.plainDecimal" . }}
 {{- else }}
 {{- include "compactd.trim" (toString .) }}
 {{- end }}

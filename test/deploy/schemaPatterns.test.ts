@@ -5,7 +5,7 @@
  * values around white space, control characters and non-ASCII letters.
  */
 import { describe, expect, it } from "vitest";
-import { readSchema } from "./chart.js";
+import { changed, readSchema, validateValues } from "./chart.js";
 import { SERVICE_WHITESPACE } from "./configSchema.js";
 import { ajvRegExp, dialectProblems, GO_AVAILABLE, goRegexpMatches, schemaPatterns } from "./regexDialect.js";
 
@@ -66,6 +66,47 @@ describe("values.schema.json's patterns", () => {
       );
     });
     expect(differences.slice(0, 20), `${differences.length} differences`).toEqual([]);
+  });
+});
+
+/** Whether values.schema.json refuses the defaults with `path` set to `value` because of that value's pattern. */
+function patternRefuses(path: string, value: string): boolean {
+  validateValues(changed(path, value));
+  const where = `/${path.replaceAll(".", "/")}`;
+  return (validateValues.errors ?? []).some((error) => error.instancePath === where && error.keyword === "pattern");
+}
+
+/**
+ * Values outside `config` that KEDA, Prometheus and the service's REDIS_URL
+ * take as they are (the chart trims nothing there): no white space, no
+ * control character, wherever it is and whichever dialect reads it.
+ */
+const FREE_TEXT: Record<string, { takes: string[]; refuses: string[] }> = {
+  "redis.url": {
+    takes: ["redis://redis:6379", "rediss://user:pa%20ss@r.example:6380/2", "redis://[::1]:6379"],
+    refuses: ["http://redis:6379", "redis://", "redis://redis:6379\u00a0", " redis://redis:6379", "redis://re dis", "redis://redis\u3000:6379", "redis://redis:6379\u0085", "redis://r\ufeff"],
+  },
+  "keda.redis.address": {
+    takes: ["redis:6379", "a:6379,b:6380", "10.0.0.1:6379", "[fd00::1]:6379"],
+    refuses: ["redis", "redis:port", "redis :6379", "redis:6379\u00a0", "\u3000redis:6379", "redis\t:6379", "a:1,", "re\u0000dis:6379", "redis:6379\u2028"],
+  },
+  "keda.prometheus.serverAddress": {
+    takes: ["http://prometheus:9090", "https://prom.example/prefix"],
+    refuses: ["prometheus:9090", "http://", "http://a b", "http://prom\u00a0", "http://prom\u2028", "ftp://prom", "http://prom\u0007"],
+  },
+  "metrics.prometheusRule.runbookBaseUrl": {
+    takes: ["https://github.com/me/compactd/blob/main/docs/OPERATIONS.md", "http://wiki.internal/runbook"],
+    refuses: ["docs/OPERATIONS.md", "https://", "https://wiki/run book", "https://wiki\u3000", "https://wiki\ufeff", "https://wiki/\u0085"],
+  },
+};
+
+describe("free-text values outside config, which other programs read as they are", () => {
+  it.each(Object.entries(FREE_TEXT).flatMap(([path, { takes }]) => takes.map((value) => [path, value] as const)))("%s takes %j", (path, value) => {
+    expect(patternRefuses(path, value)).toBe(false);
+  });
+
+  it.each(Object.entries(FREE_TEXT).flatMap(([path, { refuses }]) => refuses.map((value) => [path, value] as const)))("%s refuses %j", (path, value) => {
+    expect(patternRefuses(path, value)).toBe(true);
   });
 });
 

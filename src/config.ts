@@ -516,7 +516,7 @@ const VARIABLES = {
     "COMPACTD_CALLBACK_ALLOW",
     "",
     callbackAllow,
-    "Comma-separated hosts (`*.domain` for subdomains), IPs or CIDRs callbacks may reach besides public addresses",
+    "Comma-separated host names in ASCII (`*.domain` for subdomains, `xn--` form for international names), IPs or CIDRs callbacks may reach besides public addresses",
     { documentedDefault: "empty" },
   ),
   callbackMaxAgeHours: withDefault(

@@ -102,6 +102,11 @@ const TEXT_PROBES: Record<string, readonly string[]> = {
     "hooks internal",
     "10.0.0.1/8/8",
     "-host.internal",
+    "\u212aube.internal",
+    "hooks.\u017fvc",
+    "xn--bcher-kva.corp",
+    "hooks.internal\u00a0, 10.0.0.0/8",
+    "hooks.internal\u0085",
   ],
   OTEL_SERVICE_NAME: ["compactd", "compactd api"],
 };

@@ -6,6 +6,7 @@ import { allowEntryProblem } from "./webhooks/callbackAllow.js";
 import { MODEL_ID, MODEL_ID_FORM } from "./summarizers/modelId.js";
 import { isUrlWithScheme, URL_WITHOUT_SPACES } from "./http/urlWithScheme.js";
 import { DEFAULT_API_PORT, DEFAULT_METRICS_PORT } from "./servicePorts.js";
+import { parseUrl } from "./http/parseUrl.js";
 
 /**
  * The service's environment table: every variable the API and worker read,
@@ -150,8 +151,8 @@ const clusterNodes: Rule<string[]> = textRule(z.string().transform((raw, ctx) =>
   const entries = list(raw);
   const problems = entries.flatMap((entry, index) => {
     const where = `entry ${index + 1}`;
-    if (!URL.canParse(entry)) return [`${where} is not a URL`];
-    const node = new URL(entry);
+    const node = parseUrl(entry);
+    if (node === undefined) return [`${where} is not a URL`];
     if (node.protocol !== "redis:" && node.protocol !== "rediss:") return [`${where} does not start with redis:// or rediss://`];
     if (node.pathname !== "" && node.pathname !== "/") return [`${where} names a database, which a cluster does not have`];
     if (node.protocol !== new URL(entries[0]!).protocol) return [`${where} mixes redis:// and rediss://`];

@@ -1,3 +1,5 @@
+import { parseUrl } from "./parseUrl.js";
+
 /**
  * White space or a control character anywhere: the URL parser drops tabs and
  * newlines and a control at either end, and percent-encodes the rest, so such
@@ -17,5 +19,6 @@ export const URL_WITHOUT_SPACES = "without spaces or control characters";
  * imports the queue and webhook modules).
  */
 export function isUrlWithScheme(value: string, schemes: readonly string[]): boolean {
-  return !SPACE_OR_CONTROL.test(value) && URL.canParse(value) && schemes.includes(new URL(value).protocol);
+  const url = SPACE_OR_CONTROL.test(value) ? undefined : parseUrl(value);
+  return url !== undefined && schemes.includes(url.protocol);
 }

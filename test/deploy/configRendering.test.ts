@@ -4,12 +4,12 @@
  * service does. The tests' own rendering (chart.ts, configEnv) is held to
  * these real renders, so the property and bound tests may use it.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { CONFIG_VARIABLES, loadConfig } from "../../src/config.js";
-import { changed, configEnv, readTemplate, readValues, validateValues } from "./chart.js";
+import { changed, configEnv, readTemplate, readValues, ROOT, validateValues } from "./chart.js";
 import { SERVICE_WHITESPACE } from "./configSchema.js";
 import { renderChart } from "./helmRender.js";
 
@@ -46,6 +46,17 @@ const PASSED_ON = Object.keys(readValues().config as object).filter((key) => !["
 describe("the chart's ConfigMap, as the service reads it", () => {
   it("trims by name the white space the service trims", () => {
     expect(chartTrimSet()).toEqual(SERVICE_WHITESPACE);
+  });
+
+  it("lists in docs/DEPLOY.md the white space it trims beyond ASCII", () => {
+    const deploy = readFileSync(new URL("docs/DEPLOY.md", ROOT), "utf8");
+    const list = /\*\*White space\*\*([\s\S]*?)The chart trims/.exec(deploy)?.[1];
+    if (list === undefined) throw new Error("docs/DEPLOY.md has no **White space** item");
+    const listed = [...list.matchAll(/U\+([0-9A-F]{4})(?:–U\+([0-9A-F]{4}))?/g)].flatMap(([, from, to]) => {
+      const [first, last] = [parseInt(from!, 16), parseInt(to ?? from!, 16)];
+      return Array.from({ length: last - first + 1 }, (_, index) => first + index);
+    });
+    expect(listed.sort((a, b) => a - b)).toEqual(SERVICE_WHITESPACE.filter((code) => code > 0x7f));
   });
 
   it("renders each value trimmed as the service trims it, leaving out what is blank to the service", async () => {

@@ -9,6 +9,7 @@
  * references and flags. Characters are written as themselves, or `\xHH`.
  */
 import { spawnSync } from "node:child_process";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { repoRoot } from "../helpers/repoRoot.js";
 
@@ -92,7 +93,9 @@ export const GO_AVAILABLE = spawnSync("go", ["version"]).error === undefined;
 /** Per pattern, Go's compile error or whether each sample matches, by test/deploy/goregexp/main.go. */
 export function goRegexpMatches(patterns: readonly string[], samples: readonly string[]): ({ error: string } | { matches: boolean[] })[] {
   const program = path.join(repoRoot, "test/deploy/goregexp/main.go");
-  const run = spawnSync("go", ["run", program], { input: JSON.stringify({ patterns, samples }), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  // Go wants a build cache even for `go run`; CI's sandbox may have no HOME to put it under.
+  const env = { ...process.env, GOCACHE: process.env.GOCACHE ?? path.join(tmpdir(), "compactd-go-cache") };
+  const run = spawnSync("go", ["run", program], { input: JSON.stringify({ patterns, samples }), encoding: "utf8", env, maxBuffer: 64 * 1024 * 1024 });
   if (run.status !== 0) throw new Error(`go run ${program} failed: ${run.stderr}`);
   return JSON.parse(run.stdout) as ({ error: string } | { matches: boolean[] })[];
 }

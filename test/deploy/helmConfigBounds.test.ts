@@ -155,6 +155,13 @@ describe("values.schema.json against the service's own configuration rules", () 
     expect(readChartFile("values.schema.json")).toBe(generated);
   });
 
+  // Stricter than the service by choice, as docs/DEPLOY.md says: `--set config.COMPACTD_MODEL=4` gives
+  // a number, which the service would read as "4", but a number's rendering (1e-300 in plain digits is
+  // 300 of them) is no text rule's business; such text takes --set-string or quotes.
+  it.each(configKeys.filter((env) => formOf(env).kind === "text"))("refuses %s given as a number: text is typed string", (env) => {
+    expect(validateValues(valuesWith(env, 4))).toBe(false);
+  });
+
   it("matches exactly the numerals of a range, as a pattern", () => {
     for (const [min, max] of [[0, 1000], [1, 9], [7, 613], [100, 1999], [10, 10]] as const) {
       const pattern = new RegExp(`^(?:${rangeAlternatives(min, max).join("|")})$`);

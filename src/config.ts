@@ -4,8 +4,9 @@ import { LOG_LEVELS, type LogLevel } from "./telemetry/logger.js";
 import { RESULT_ENCODINGS } from "./queue/resultStore.js";
 import { allowEntryProblem } from "./webhooks/callbackAllow.js";
 import { MODEL_ID, MODEL_ID_FORM } from "./summarizers/modelId.js";
-import { isUrlWithScheme } from "./http/urlWithScheme.js";
+import { isUrlWithScheme, URL_WITHOUT_SPACES } from "./http/urlWithScheme.js";
 import { DEFAULT_API_PORT, DEFAULT_METRICS_PORT } from "./servicePorts.js";
+import { parseUrl } from "./http/parseUrl.js";
 
 /**
  * The service's environment table: every variable the API and worker read,
@@ -132,7 +133,7 @@ function rangeInWords(form: ValueForm): string | undefined {
 }
 
 function url(schemes: readonly string[]): Rule<string> {
-  const expected = `expected a URL starting with ${schemes.map((s) => `${s}//`).join(" or ")}`;
+  const expected = `expected a URL starting with ${schemes.map((s) => `${s}//`).join(" or ")}, ${URL_WITHOUT_SPACES}`;
   return textRule(
     z.string().transform((raw, ctx) => {
       const value = raw.trim();
@@ -150,8 +151,8 @@ const clusterNodes: Rule<string[]> = textRule(z.string().transform((raw, ctx) =>
   const entries = list(raw);
   const problems = entries.flatMap((entry, index) => {
     const where = `entry ${index + 1}`;
-    if (!URL.canParse(entry)) return [`${where} is not a URL`];
-    const node = new URL(entry);
+    const node = parseUrl(entry);
+    if (node === undefined) return [`${where} is not a URL`];
     if (node.protocol !== "redis:" && node.protocol !== "rediss:") return [`${where} does not start with redis:// or rediss://`];
     if (node.pathname !== "" && node.pathname !== "/") return [`${where} names a database, which a cluster does not have`];
     if (node.protocol !== new URL(entries[0]!).protocol) return [`${where} mixes redis:// and rediss://`];
@@ -516,7 +517,7 @@ const VARIABLES = {
     "COMPACTD_CALLBACK_ALLOW",
     "",
     callbackAllow,
-    "Comma-separated hosts (`*.domain` for subdomains), IPs or CIDRs callbacks may reach besides public addresses",
+    "Comma-separated host names in ASCII (`*.domain` for subdomains, `xn--` form for international names), IPs or CIDRs callbacks may reach besides public addresses",
     { documentedDefault: "empty" },
   ),
   callbackMaxAgeHours: withDefault(

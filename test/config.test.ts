@@ -226,6 +226,17 @@ describe("loadConfig", () => {
     }
   });
 
+  it.each([
+    ["ANTHROPIC_BASE_URL", "http://api.exam\tple.com"],
+    ["OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/\u0001"],
+    ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "https://collector/v1/\u00a0traces"],
+    ["REDIS_URL", "redis://redis:6379\n/0"],
+  ])("refuses %s with white space or a control character inside, which the URL parser would drop or encode unseen", (variable, value) => {
+    const error = problemsOf({ [variable]: value });
+    expect(error.problems.map((p) => p.variable)).toEqual([variable]);
+    expect(error.problems[0]!.expected).toContain("without spaces or control characters");
+  });
+
   it("hides the password of a wrong Redis URL", () => {
     const error = problemsOf({ REDIS_URL: "http://admin:hunter2@redis:6379" });
     expect(error.message).not.toContain("hunter2");

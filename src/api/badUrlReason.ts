@@ -1,3 +1,5 @@
+import { parseUrl } from "../http/parseUrl.js";
+
 /**
  * Why fastify's router refused a request target (its FST_ERR_BAD_URL). It
  * raises that one error both for an absolute-form target (`GET http://host/x
@@ -10,7 +12,7 @@ export function badUrlReason(target: string): string {
   if (!/^https?:\/\//i.test(target)) return "the request target is neither a path (/…) nor an absolute http:// or https:// URL";
   if (target.includes("#")) return "the request target is an absolute URL holding a fragment (#…), which a request may not send";
   const hostless = /^https?:\/\/[/?]/i.test(target) || /^https?:\/\/$/i.test(target);
-  if (hostless || !URL.canParse(target)) return "the request target is an absolute URL whose host or port is missing or malformed";
+  if (hostless || parseUrl(target) === undefined) return "the request target is an absolute URL whose host or port is missing or malformed";
   return PATH_ESCAPE;
 }
 

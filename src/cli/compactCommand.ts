@@ -22,7 +22,7 @@ import {
   type SummarizerChoice,
   threshold,
 } from "../core/index.js";
-import { isUrlWithScheme } from "../http/urlWithScheme.js";
+import { isUrlWithScheme, URL_WITHOUT_SPACES } from "../http/urlWithScheme.js";
 import { MODEL_ID, MODEL_ID_FORM } from "../summarizers/modelId.js";
 import type { CommandOutput } from "./commandOutput.js";
 import { readConversationInput, type ConversationInput } from "./jsonInput.js";
@@ -210,7 +210,7 @@ async function chooseSummarizer(options: CompactCommandOptions, io: Io): Promise
 function chosenBaseUrl(env: NodeJS.ProcessEnv): string | undefined {
   const baseUrl = env.ANTHROPIC_BASE_URL?.trim() || undefined;
   if (baseUrl !== undefined && !isUrlWithScheme(baseUrl, ["http:", "https:"])) {
-    throw new UsageError(`ANTHROPIC_BASE_URL must be a URL starting with http:// or https://; got ${JSON.stringify(baseUrl.slice(0, 200))}`);
+    throw new UsageError(`ANTHROPIC_BASE_URL must be a URL starting with http:// or https://, ${URL_WITHOUT_SPACES}; got ${JSON.stringify(baseUrl.slice(0, 200))}`);
   }
   return baseUrl;
 }

@@ -4,6 +4,7 @@ import type { Registry } from "prom-client";
 import { errorBody } from "../client/errorBody.js";
 import { ErrorCodes } from "../client/errorCodes.js";
 import { exposition } from "./exposition.js";
+import { parseUrl } from "../http/parseUrl.js";
 
 /**
  * The worker's small HTTP side door: `/metrics` for Prometheus and whatever
@@ -47,8 +48,9 @@ export async function startMetricsServer({ registry, port, host, probes = {} }: 
     // Node's parser passes targets such as `//[` that URL refuses; thrown
     // here, outside any promise, that would end the whole process.
     const target = request.url ?? "/";
-    if (!URL.canParse(target, "http://metrics")) return refuse(400, ErrorCodes.invalidUrl, "the request target is not a valid URL");
-    const path = new URL(target, "http://metrics").pathname;
+    const url = parseUrl(target, "http://metrics");
+    if (url === undefined) return refuse(400, ErrorCodes.invalidUrl, "the request target is not a valid URL");
+    const path = url.pathname;
     const answer = async (): Promise<void> => {
       if (request.method !== "GET" && request.method !== "HEAD") {
         refuse(405, ErrorCodes.methodNotAllowed, "use GET", { allow: "GET, HEAD" });

@@ -18,9 +18,14 @@ export interface CallbackAllow {
 const LABEL = "[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?";
 const HOST_NAME = new RegExp(`^(?:\\*\\.)?${LABEL}(?:\\.${LABEL})*$`, "i");
 
-/** Host names compare without case and without the root dot DNS allows. */
+/** Without the root dot DNS allows, which names the same host. */
+function withoutRootDot(hostname: string): string {
+  return hostname.replace(/\.$/, "");
+}
+
+/** Host names compare without case and without the root dot. */
 function canonicalHost(hostname: string): string {
-  return hostname.toLowerCase().replace(/\.$/, "");
+  return withoutRootDot(hostname).toLowerCase();
 }
 
 function cidrParts(entry: string): { network: string; prefix: number; family: 4 | 6 } | null {
@@ -45,9 +50,13 @@ export function allowEntryProblem(entry: string): string | null {
   if (entry.includes("/")) {
     return cidrParts(entry) ? null : `"${entry}" is not a CIDR (an IP address, "/", a prefix length that fits it)`;
   }
-  return HOST_NAME.test(canonicalHost(entry))
+  // As written, before case folding: toLowerCase turns the Kelvin sign into
+  // "k", and a URL's host maps fullwidth letters and the long s to ASCII, so a
+  // non-ASCII entry would name another host than it shows. Callback hosts
+  // reach the list in ASCII (IDNA), so entries are written so too.
+  return HOST_NAME.test(withoutRootDot(entry))
     ? null
-    : `"${entry}" is neither an IP address, a CIDR nor a host name (letters, digits, "-", dots; "*." prefix for subdomains)`;
+    : `"${entry}" is neither an IP address, a CIDR nor a host name (ASCII letters, digits, "-", dots; "*." prefix for subdomains; xn-- form for international names)`;
 }
 
 /** Compiles validated entries (see {@link allowEntryProblem}); throws on an invalid one. */

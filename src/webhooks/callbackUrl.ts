@@ -4,6 +4,7 @@ import { refusalOf } from "./addressPolicy.js";
 import type { CallbackAllow } from "./callbackAllow.js";
 import { refusalFor } from "./guardedLookup.js";
 import { type ResolveHost, systemResolveHost } from "./resolveHost.js";
+import { parseUrl } from "../http/parseUrl.js";
 
 /**
  * The submission-time half of the SSRF guard: everything about a callback URL
@@ -44,8 +45,8 @@ function callbackHost(url: URL): string {
 export function parseCallbackUrl(raw: unknown, allow: CallbackAllow): URL {
   if (typeof raw !== "string") throw new CallbackUrlError("must be a string");
   if (raw.length > MAX_URL_LENGTH) throw new CallbackUrlError(`is longer than ${MAX_URL_LENGTH} characters`);
-  if (!URL.canParse(raw)) throw new CallbackUrlError("is not a URL");
-  const url = new URL(raw);
+  const url = parseUrl(raw);
+  if (url === undefined) throw new CallbackUrlError("is not a URL");
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     throw new CallbackUrlError(`scheme ${url.protocol} is not allowed; use http or https`);
   }

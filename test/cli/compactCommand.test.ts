@@ -224,11 +224,11 @@ describe("compactd compact", () => {
       expect(fake.requests.length).toBe(before);
     });
 
-    it.each(["not a url", "ftp://127.0.0.1/"])("refuses ANTHROPIC_BASE_URL=%j, as the service does, instead of degrading every summary", async (baseUrl) => {
+    it.each(["not a url", "ftp://127.0.0.1/", "http://127.0.0.1:4010/\tv1"])("refuses ANTHROPIC_BASE_URL=%j, as the service does, instead of degrading every summary", async (baseUrl) => {
       const run = await runCli(["compact", longFile, "--context-window", "100000"], { env: { ANTHROPIC_API_KEY: "sk-test", ANTHROPIC_BASE_URL: baseUrl } });
       expect(run.code).toBe(2);
       expect(run.stdout).toBe("");
-      expect(run.stderr).toBe(`compactd: ANTHROPIC_BASE_URL must be a URL starting with http:// or https://; got ${JSON.stringify(baseUrl)}\n`);
+      expect(run.stderr).toBe(`compactd: ANTHROPIC_BASE_URL must be a URL starting with http:// or https://, without spaces or control characters; got ${JSON.stringify(baseUrl)}\n`);
     });
 
     it("summarizes a session whose text holds lone surrogates, which the API refuses, and gives the kept messages back unchanged", async () => {

@@ -52,11 +52,26 @@ export function changed(path: string, value: unknown): Values {
 }
 
 /**
- * A value of values.config as the ConfigMap renders it (_helpers.tpl,
- * compactd.envString): numbers as numerals, text trimmed.
+ * A number with decimals in plain digits, as compactd.plainDecimal prints it:
+ * the shortest digits that read back as the number (what Go's %v and
+ * JavaScript's String print alike), with the exponent worked in.
  */
-function envString(value: unknown): string {
-  return typeof value === "string" ? value.trim() : String(value);
+function plainDecimal(value: number): string {
+  const [mantissa, exponent] = String(value).split("e-");
+  if (exponent === undefined) return mantissa!;
+  const [sign, digits] = mantissa!.startsWith("-") ? ["-", mantissa!.slice(1)] : ["", mantissa!];
+  return `${sign}0.${"0".repeat(Number(exponent) - 1)}${digits.replace(".", "")}`;
+}
+
+/**
+ * A value of values.config as the ConfigMap renders it (_helpers.tpl,
+ * compactd.envString): whole numbers as integers, others in plain digits,
+ * text trimmed as the service trims it. configRendering.test.ts holds it to
+ * real renders.
+ */
+export function envString(value: unknown): string {
+  if (typeof value === "string") return value.trim();
+  return typeof value === "number" && !Number.isInteger(value) ? plainDecimal(value) : String(value);
 }
 
 /** values.config as the environment the ConfigMap gives the containers: a blank value is left out. */

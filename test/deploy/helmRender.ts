@@ -14,12 +14,19 @@ import { repoRoot } from "../helpers/repoRoot.js";
 
 export const HELM_RENDER = process.env.HELM_RENDER ?? path.join(tmpdir(), "helm-render");
 
-/** The manifests the chart renders with `--set` values, as parsed YAML objects. */
-export async function renderChart(sets: Readonly<Record<string, string | number | boolean>> = {}): Promise<Record<string, unknown>[]> {
+/** The manifests the chart renders with `--set` values and then values files (`-f`), as parsed YAML objects. */
+export async function renderChart(
+  sets: Readonly<Record<string, string | number | boolean>> = {},
+  valuesFiles: readonly string[] = [],
+): Promise<Record<string, unknown>[]> {
   if (!existsSync(HELM_RENDER)) {
     throw new Error(`no helm-render at ${HELM_RENDER}: build it with bash ../shared/tools/helm-render/build.sh ${HELM_RENDER}`);
   }
-  const args = [path.join(repoRoot, "helm/compactd"), ...Object.entries(sets).flatMap(([key, value]) => ["--set", `${key}=${String(value)}`])];
+  const args = [
+    path.join(repoRoot, "helm/compactd"),
+    ...valuesFiles.flatMap((file) => ["-f", file]),
+    ...Object.entries(sets).flatMap(([key, value]) => ["--set", `${key}=${String(value)}`]),
+  ];
   const { stdout } = await promisify(execFile)(HELM_RENDER, args, { maxBuffer: 16 * 1024 * 1024 });
   return parseAllDocuments(stdout)
     .map((document) => document.toJS() as Record<string, unknown> | null)

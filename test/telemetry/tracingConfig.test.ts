@@ -35,6 +35,6 @@ describe("which OTEL_* variables turn tracing on", () => {
     expect(problems({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json" })).toEqual(["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: expected one of http/protobuf"]);
     expect(problems({ OTEL_TRACES_EXPORTER: "zipkin" })).toEqual(["OTEL_TRACES_EXPORTER: expected one of otlp, none"]);
     expect(problems({ OTEL_SDK_DISABLED: "yes" })).toEqual(["OTEL_SDK_DISABLED: expected one of true, false"]);
-    expect(problems({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" })).toEqual(["OTEL_EXPORTER_OTLP_ENDPOINT: expected a URL starting with http:// or https://"]);
+    expect(problems({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" })).toEqual(["OTEL_EXPORTER_OTLP_ENDPOINT: expected a URL starting with http:// or https://, without spaces or control characters"]);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CallbackUrlError, checkCallbackUrl } from "../../src/webhooks/callbackUrl.js";
-import { parseCallbackAllow } from "../../src/webhooks/callbackAllow.js";
+import { allowEntryProblem, parseCallbackAllow } from "../../src/webhooks/callbackAllow.js";
 import type { ResolveHost } from "../../src/webhooks/resolveHost.js";
 
 /** A resolver from a table, standing in for DNS without the network. */
@@ -22,6 +22,7 @@ const dns = fakeDns({
   "internal.corp": ["10.20.30.40"],
   "a.svc.cluster.local": ["10.96.0.12"],
   "svc.cluster.local": ["10.96.0.1"],
+  "xn--bcher-kva.corp": ["10.20.30.41"],
 });
 
 async function refusal(url: unknown, allow: string[] = []): Promise<CallbackUrlError> {
@@ -113,5 +114,25 @@ describe("checkCallbackUrl", () => {
     // A wildcard covers subdomains, not the domain itself.
     expect((await refusal("http://svc.cluster.local/", ["*.svc.cluster.local"])).message).toContain("private");
     expect((await refusal("http://169.254.169.254/", ["10.0.0.0/8", "internal.corp"])).message).toContain("metadata");
+  });
+
+  it("matches an allowed international name written in its ASCII form (xn--), as callback URLs reach it", async () => {
+    await expect(checkCallbackUrl("http://bücher.corp/", parseCallbackAllow(["xn--bcher-kva.corp"]), { resolveHost: dns })).resolves.toBeUndefined();
+    await expect(checkCallbackUrl("http://BÜCHER.corp/", parseCallbackAllow(["*.corp"]), { resolveHost: dns })).resolves.toBeUndefined();
+  });
+});
+
+describe("allowEntryProblem", () => {
+  // The Kelvin sign lower-cases to k, the long s and fullwidth letters map to ASCII in a URL's host:
+  // none is what a callback URL's host name is compared in, so each is refused as written.
+  it.each(["\u212aube.internal", "*.\u212aube", "hooks.\u017fvc", "\uff48ooks.internal", "\u0130nternal", "bücher.corp"])(
+    "refuses the non-ASCII host name %j, naming the ASCII form it wants",
+    (entry) => {
+      expect(allowEntryProblem(entry)).toContain("ASCII");
+    },
+  );
+
+  it.each(["hooks.internal", "HOOKS.Internal.", "*.svc.cluster.local", "xn--bcher-kva.corp", "10.0.0.0/8", "fd00::/8"])("takes %j", (entry) => {
+    expect(allowEntryProblem(entry)).toBeNull();
   });
 });

@@ -67,14 +67,45 @@ app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
 {{- end }}
 
 {{/*
+A string without the white space around it, as the service trims its
+environment: the code points JavaScript's trim() removes. Sprig's trim (Go's
+strings.TrimSpace) removes another set, U+0085 but not U+FEFF, so a value the
+service reads as blank or as a number could reach it otherwise. The list is
+held to the service's by test/deploy/configRendering.test.ts.
+*/}}
+{{- define "compactd.trim" -}}
+{{- trimAll "\u0009\u000a\u000b\u000c\u000d\u0020\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff" . }}
+{{- end }}
+
+{{/*
+A float64 in plain decimal digits, which is all the service reads: sprig's
+toString prints %v, e-notation below 0.0001 (1e-07, 1.5e-10). Such a number
+is printed with as many decimals as its mantissa's plus the exponent, the
+same digits without the exponent. atoi, not int: int reads "08" as octal.
+*/}}
+{{- define "compactd.plainDecimal" -}}
+{{- $text := toString . }}
+{{- if contains "e-" $text }}
+{{- $parts := splitList "e-" $text }}
+{{- $fraction := splitList "." (first $parts) | rest | join "" }}
+{{- printf "%.*f" (add (atoi (last $parts)) (len $fraction)) . }}
+{{- else }}
+{{- $text }}
+{{- end }}
+{{- end }}
+
+{{/*
 An environment value as a string. Helm reads YAML numbers as float64, which
-print as 2.097152e+07; whole numbers are printed as integers instead.
+print as 2.097152e+07; whole numbers are printed as integers instead, others
+in plain digits.
 */}}
 {{- define "compactd.envString" -}}
 {{- if and (kindIs "float64" .) (eq (floor .) .) }}
 {{- int64 . }}
+{{- else if kindIs "float64" . }}
+{{- include "compactd.plainDecimal" . }}
 {{- else }}
-{{- toString . | trim }}
+{{- include "compactd.trim" (toString .) }}
 {{- end }}
 {{- end }}
 
@@ -116,7 +147,7 @@ prefix when it has none (src/queue/queueNames.ts, shardPrefix).
 
 {{/* COMPACTD_QUEUE_SHARDS as a number. */}}
 {{- define "compactd.queueShards" -}}
-{{- include "compactd.configValue" (dict "ctx" . "key" "COMPACTD_QUEUE_SHARDS" "default" "1") | trim | int }}
+{{- include "compactd.configValue" (dict "ctx" . "key" "COMPACTD_QUEUE_SHARDS" "default" "1") | int }}
 {{- end }}
 
 {{/*

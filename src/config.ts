@@ -223,14 +223,17 @@ const webhookSecret: Rule<string> = textRule(z.string().transform((raw, ctx) => 
  * BullMQ puts the prefix in front of every key; on Redis Cluster all keys of a
  * queue must share a slot, which a `{hash tag}` in the prefix guarantees. A
  * brace that does not form a tag would silently spread a queue over slots.
+ * A control character is refused as in every other name: a NUL cannot reach
+ * a container's environment at all, and the others make keys that
+ * `redis-cli` and dashboards show garbled.
  */
 const queuePrefix: Rule<string> = textRule(z.string().transform((raw, ctx) => {
   const value = raw.trim();
   const open = value.indexOf("{");
   const tagged = open < 0 ? !value.includes("}") : /^\{[^{}]+\}/.test(value.slice(open));
-  return !/\s/.test(value) && tagged
+  return !/[\s\p{Cc}]/u.test(value) && tagged
     ? value
-    : fail(ctx, "expected a prefix without spaces whose braces, if any, form a non-empty {hash tag}");
+    : fail(ctx, "expected a prefix without spaces or control characters whose braces, if any, form a non-empty {hash tag}");
 }));
 
 const callbackAllow: Rule<string[]> = textRule(z.string().transform((raw, ctx) => {

@@ -284,7 +284,7 @@ describe("loadConfig", () => {
   it("accepts queue prefixes with and without a hash tag but not with a broken one", () => {
     expect(loadConfig({ COMPACTD_QUEUE_PREFIX: "app:{compactd}" }).queuePrefix).toBe("app:{compactd}");
     expect(loadConfig({ COMPACTD_QUEUE_PREFIX: "compactd" }).queuePrefix).toBe("compactd");
-    for (const bad of ["{compactd", "compactd}", "{}", "a b"]) {
+    for (const bad of ["{compactd", "compactd}", "{}", "a b", "{t1}\u0007", "a\u0000{b}", "{t\u0085}"]) {
       expect(problemsOf({ COMPACTD_QUEUE_PREFIX: bad }).problems[0]?.variable).toBe("COMPACTD_QUEUE_PREFIX");
     }
   });

@@ -70,8 +70,6 @@ export function characterClass(codes: readonly number[], negated = false): strin
 
 /** White space as the service reads it. */
 const SPACE = characterClass(SERVICE_WHITESPACE);
-/** Anything but that white space. */
-const NOT_SPACE = characterClass(SERVICE_WHITESPACE, true);
 /** Neither white space nor a control character: what a URL or a model id is made of. */
 const VISIBLE = characterClass([...SERVICE_WHITESPACE, ...CONTROLS], true);
 
@@ -147,9 +145,9 @@ function maxText(form: { max: number; maxInWords?: string }): string {
   return form.maxInWords === undefined ? `${form.max}` : `${form.max} (${form.maxInWords})`;
 }
 
-/** Anything but white space and `excluded`. */
-function notSpaceOr(excluded: string): string {
-  return characterClass([...SERVICE_WHITESPACE, ...[...excluded].map((c) => c.codePointAt(0)!)], true);
+/** Anything but white space, a control character and `excluded`. */
+function visibleBut(excluded: string): string {
+  return characterClass([...SERVICE_WHITESPACE, ...CONTROLS, ...[...excluded].map((c) => c.codePointAt(0)!)], true);
 }
 
 const HTTP_URL = "[hH][tT][tT][pP][sS]?://";
@@ -190,9 +188,9 @@ const TEXT_SCHEMAS: Readonly<Record<string, Schema>> = {
   },
   COMPACTD_QUEUE_PREFIX: {
     description:
-      "A prefix without spaces whose braces, if any, form a non-empty {hash tag}: the first { is closed by a } with something between; blank: the service's default.",
+      "A prefix without spaces or control characters whose braces, if any, form a non-empty {hash tag}: the first { is closed by a } with something between; blank: the service's default.",
     type: "string",
-    pattern: blankOr([`${notSpaceOr("{}")}*`, `${notSpaceOr("{")}*\\{${notSpaceOr("{}")}+\\}${NOT_SPACE}*`]),
+    pattern: blankOr([`${visibleBut("{}")}*`, `${visibleBut("{")}*\\{${visibleBut("{}")}+\\}${VISIBLE}*`]),
   },
   COMPACTD_CALLBACK_ALLOW: {
     description: "Comma-separated host names in ASCII (*. for subdomains), IP addresses or CIDRs; blank: none.",

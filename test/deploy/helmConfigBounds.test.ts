@@ -33,7 +33,7 @@ const TEXT_PROBES: Record<string, readonly string[]> = {
   OTEL_EXPORTER_OTLP_ENDPOINT: URLS,
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: URLS,
   COMPACTD_MODEL: ["claude-sonnet-5-5", " anthropic/claude-3.5:beta ", "x".repeat(200), "x".repeat(201), "claude sonnet", "claude-\u0007"],
-  COMPACTD_QUEUE_PREFIX: ["{compactd}", "compactd", "app:{t1}", " {t1} ", "a}b{c}d", "a{b}c{d}", "{compactd", "compactd}", "{}", "{a{b}", "a b"],
+  COMPACTD_QUEUE_PREFIX: ["{compactd}", "compactd", "app:{t1}", " {t1} ", "a}b{c}d", "a{b}c{d}", "{compactd", "compactd}", "{}", "{a{b}", "a b", "{t1}\u0007", "{t\u0085}x"],
   COMPACTD_CALLBACK_ALLOW: [
     "127.0.0.1, 10.0.0.0/8, ::1, fd00::/8, hooks.internal, *.svc.cluster.local",
     "Hooks.Internal., 10.1.0.0/016, fe80::1%eth0, ::/0",

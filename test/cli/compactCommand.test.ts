@@ -66,7 +66,7 @@ describe("compactd compact", () => {
   it("exits 3 with nothing_to_compact when everything fits the keep-recent budget", async () => {
     const run = await runCli(["compact", smallFile, "--context-window", "200000"], { env: noKey });
     expect(run.code).toBe(3);
-    expect(JSON.parse(run.stdout)).toEqual({ status: "nothing_to_compact" });
+    expect(JSON.parse(run.stdout)).toEqual({ status: "nothing_to_compact", stillAboveThreshold: false });
   });
 
   it("reads the conversation from stdin with -", async () => {

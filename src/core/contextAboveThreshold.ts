@@ -27,6 +27,10 @@ import type { TokenEstimator } from "./tokenEstimator.js";
  * - Otherwise the plan's walk counted the tail exactly; those counts are
  *   cached, and the rest (a greeting before a pasted log, the system prompt)
  *   is counted newest first and only until the sum passes the threshold.
+ *   The one message the walk may have counted only in part (the one that
+ *   crossed keep-recent, when the plan did not count it whole) is counted
+ *   again only when byte lengths leave the answer open, and the plan found
+ *   it within a range no larger than an empty summary: a few hundred bytes.
  */
 export function isContextAboveThreshold(conversation: Conversation, s: Settings, estimator: TokenEstimator): boolean {
   if (estimator.usageTokens !== undefined) return isAboveThreshold(s, estimator.usageTokens);

@@ -29,6 +29,8 @@ export interface BatchItemView {
   readonly status: BatchItemStatus;
   /** For `in_flight`: the job already compacting this item's conversation. */
   readonly inFlightId?: string;
+  /** For `nothing_to_compact`: see BatchItem. */
+  readonly stillAboveThreshold?: boolean;
 }
 
 export interface BatchView {
@@ -79,8 +81,8 @@ export function registerBatchRoutes(app: FastifyInstance, services: ApiServices)
     const items: BatchItem[] = [];
     for (const [index, decision] of decisions.entries()) {
       if (decision.kind === "nothing_to_compact") {
-        lifecycle.nothingToCompact(body.items[index]!.reason);
-        items.push({ status: "nothing_to_compact" });
+        lifecycle.nothingToCompact(body.items[index]!.reason, decision.stillAboveThreshold);
+        items.push({ status: "nothing_to_compact", stillAboveThreshold: decision.stillAboveThreshold });
         continue;
       }
       const jobId = jobIds[index]!;

@@ -11,6 +11,7 @@
  * of those messages again.
  */
 import { randomUUID } from "node:crypto";
+import { isContextAboveThreshold } from "../core/contextAboveThreshold.js";
 import { planCut } from "../core/cutPlan.js";
 import { InvalidConversationError } from "../core/errors.js";
 import { parseConversation } from "../core/formats/parseConversation.js";
@@ -46,7 +47,12 @@ export interface IntakeContext {
 }
 
 export type Intake =
-  | { readonly kind: "nothing_to_compact" }
+  /**
+   * `stillAboveThreshold`: the context is above the threshold all the same,
+   * so the agent cannot continue and compaction is not the remedy (see
+   * contextAboveThreshold.ts); the answer and the metrics say so.
+   */
+  | { readonly kind: "nothing_to_compact"; readonly stillAboveThreshold: boolean }
   | ({ readonly kind: "job" } & CompactionSubmission)
   /**
    * The conversation or its window is refused: a 400 naming the field. It is
@@ -79,7 +85,9 @@ export function intake(request: BatchItemRequest, context: IntakeContext): Intak
     return { kind: "refused", error };
   }
   const estimator = new TokenEstimator({ usageTokens: request.usageTokens });
-  if (planCut(conversation, settings, estimator) === null) return { kind: "nothing_to_compact" };
+  if (planCut(conversation, settings, estimator) === null) {
+    return { kind: "nothing_to_compact", stillAboveThreshold: isContextAboveThreshold(conversation, settings, estimator) };
+  }
 
   const data: CompactionJobData = {
     tenant: context.tenant,

@@ -36,8 +36,8 @@ export function registerCompactionRoutes(app: FastifyInstance, services: ApiServ
     if (body.callbackUrl !== undefined) await checkCallback(services, body.callbackUrl, "callbackUrl");
     if (decision.kind === "refused") throw decision.error;
     if (decision.kind === "nothing_to_compact") {
-      lifecycle.nothingToCompact(body.reason);
-      return reply.code(200).send({ status: "nothing_to_compact" });
+      lifecycle.nothingToCompact(body.reason, decision.stillAboveThreshold);
+      return reply.code(200).send({ status: "nothing_to_compact", stillAboveThreshold: decision.stillAboveThreshold });
     }
     try {
       await ensureCapacity(services, [jobId]);

@@ -128,7 +128,14 @@ const schemas: Record<string, Schema> = {
   NothingToCompact: {
     type: "object",
     required: ["status"],
-    properties: { status: { const: "nothing_to_compact" } },
+    properties: {
+      status: { const: "nothing_to_compact" },
+      stillAboveThreshold: {
+        type: "boolean",
+        description:
+          "The context is above the threshold (`contextWindow` less the reserve) all the same: what compaction keeps verbatim (the newest message or tool call, whatever its size, or the system prompt) is larger than the window leaves, so the agent cannot continue against its model, and asking again will not help: shrink the largest messages (clip a pasted text or a tool's output) or move to a larger window. Sent with every such answer; absent from answers of versions before it was added.",
+      },
+    },
   },
   Replaces: {
     type: "object",
@@ -182,6 +189,10 @@ const schemas: Record<string, Schema> = {
             id: { type: "string" },
             status: { enum: ["queued", "active", "completed", "failed", "cancelled", "nothing_to_compact", "in_flight"] },
             inFlightId: { type: "string", description: "For in_flight: the job already compacting this conversation." },
+            stillAboveThreshold: {
+              $ref: "#/components/schemas/NothingToCompact/properties/stillAboveThreshold",
+              description: "For nothing_to_compact: as for a single compaction. Absent from batches stored by versions before it was added.",
+            },
           },
         },
       },
@@ -271,7 +282,7 @@ export function openapiDocument(maxBatchItems: number): OpenApiDocument {
           parameters: [idempotencyKey, contentEncoding],
           requestBody: { required: true, content: { "application/json": { schema: ref("CompactionRequest") } } },
           responses: {
-            "200": json("Nothing lies outside the keep-recent budget; no job was queued.", ref("NothingToCompact")),
+            "200": json("Nothing lies outside the keep-recent budget; no job was queued. `stillAboveThreshold` says whether the context is above the threshold all the same.", ref("NothingToCompact")),
             "202": json("Queued.", ref("Queued"), { Location: { schema: { type: "string" } } }),
             ...badInput,
             "409": errorResponse("A compaction of this conversation is already queued or running; `jobId` names it."),

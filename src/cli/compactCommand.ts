@@ -61,12 +61,14 @@ export async function runCompact(target: string, options: CompactCommandOptions,
   if (target !== "-" && (await isDirectory(target))) return compactDirectory(target, options, summarizer, io, output);
 
   const outcome = await compactOne(await readInput(target, io), target, options, summarizer, io, output.stopped);
-  if (outcome === "nothing") {
-    output.write(`${JSON.stringify({ status: "nothing_to_compact" })}\n`);
-    return EXIT.nothingToCompact;
-  }
   output.write(`${JSON.stringify(outcome)}\n`);
-  return EXIT.compacted;
+  return "status" in outcome ? EXIT.nothingToCompact : EXIT.compacted;
+}
+
+/** What stdout says when there is nothing to compact: the service's answer, `stillAboveThreshold` included. */
+interface NothingToCompact {
+  readonly status: "nothing_to_compact";
+  readonly stillAboveThreshold: boolean;
 }
 
 /**
@@ -95,8 +97,9 @@ async function compactDirectory(
     if (io.stderr.isTTY) io.stderr.write(`\r[${i + 1}/${files.length}] ${name}\x1b[K`);
     try {
       const outcome = await compactOne(await readInput(file, io), file, options, summarizer, io, output.stopped);
-      const line = outcome === "nothing" ? { file, status: "nothing_to_compact" } : { file, status: "compacted", ...outcome };
-      compacted ||= outcome !== "nothing";
+      const nothing = "status" in outcome;
+      const line = nothing ? { file, ...outcome } : { file, status: "compacted", ...outcome };
+      compacted ||= !nothing;
       output.write(`${JSON.stringify(line)}\n`);
     } catch (err) {
       if (!(err instanceof UsageError)) throw err;
@@ -116,7 +119,7 @@ async function compactOne(
   summarizer: () => Promise<SummarizerChoice>,
   io: Io,
   signal: AbortSignal,
-): Promise<Result | "nothing"> {
+): Promise<Result | NothingToCompact> {
   let conversation;
   try {
     conversation = parseConversation(input, options.format);
@@ -148,8 +151,11 @@ async function compactOne(
   try {
     result = await compactor.compact(conversation, { reason: options.reason, usageTokens: options.usageTokens, signal });
   } catch (err) {
-    if (err instanceof NothingToCompactError) return "nothing";
-    throw err;
+    if (!(err instanceof NothingToCompactError)) throw err;
+    if (err.stillAboveThreshold) {
+      sayAboveThreshold(io, source, threshold(compactor.settings), "nothing to compact, yet the context is still", "compaction cannot shrink it: shrink the largest messages, or use a larger window");
+    }
+    return { status: "nothing_to_compact", stillAboveThreshold: err.stillAboveThreshold };
   }
   sayWhatFellShort(source, result, threshold(compactor.settings), io);
   return result;
@@ -169,12 +175,24 @@ async function compactOne(
 function sayWhatFellShort(source: string, result: Result, room: number, io: Io): void {
   if (result.degraded) say(io, source, `degraded, the offline summary stands in: ${[...new Set(result.degradation.map((d) => d.message))].join("; ")}`);
   if (result.stillAboveThreshold) {
-    say(
+    sayAboveThreshold(
       io,
       source,
-      `still ${result.tokensAfter} tokens after compaction, above the ${room} the window leaves besides the reserve (the system prompt and the newest messages are kept verbatim, whatever their size); compacting again will not help: lower --keep-recent-tokens or --max-summary-tokens, shrink the largest messages, or use a larger window`,
+      room,
+      `still ${result.tokensAfter} tokens after compaction,`,
+      "compacting again will not help: lower --keep-recent-tokens or --max-summary-tokens, shrink the largest messages, or use a larger window",
     );
   }
+}
+
+/**
+ * The line for a context left above the threshold (`room` tokens), by a
+ * compaction or by nothing to compact (NothingToCompactError's
+ * `stillAboveThreshold`): either way the agent will overflow however often
+ * it asks, so the line says `what` happened and the `remedy`.
+ */
+function sayAboveThreshold(io: Io, source: string, room: number, what: string, remedy: string): void {
+  say(io, source, `${what} above the ${room} the window leaves besides the reserve (the system prompt and the newest messages are kept verbatim, whatever their size); ${remedy}`);
 }
 
 /** One line on stderr about one input; on a terminal it first clears a directory run's progress line. */

@@ -134,7 +134,7 @@ const COMPACT_EXIT_CODES = [
   "Exit codes:",
   ...([
     [EXIT.compacted, "compacted: the result on stdout (stderr says when it is degraded, or still too large)"],
-    [EXIT.nothingToCompact, 'nothing to compact: {"status":"nothing_to_compact"} on stdout'],
+    [EXIT.nothingToCompact, 'nothing to compact: {"status":"nothing_to_compact","stillAboveThreshold":false} on stdout (stderr says when it is true)'],
     [EXIT.usage, "bad input or usage: one line on stderr names it"],
     [EXIT.failed, "anything else"],
     [EXIT.readerGone, "the reader of stdout went away (as a tool stopped by SIGPIPE)"],

@@ -25,6 +25,8 @@ export interface Queued {
 
 export interface NothingToCompact {
   status: "nothing_to_compact";
+  /** The context is above the threshold (`contextWindow` less the reserve) all the same: what compaction keeps verbatim (the newest message or tool call, whatever its size, or the system prompt) is larger than the window leaves, so the agent cannot continue against its model, and asking again will not help: shrink the largest messages (clip a pasted text or a tool's output) or move to a larger window. Sent with every such answer; absent from answers of versions before it was added. */
+  stillAboveThreshold?: boolean;
 }
 
 /** The exact-swap contract: the result's messages replace the first `count` messages of the request, whose canonical JSON (sorted keys, no whitespace) hashes to `digest`. */
@@ -103,6 +105,8 @@ export interface Batch {
     status: "queued" | "active" | "completed" | "failed" | "cancelled" | "nothing_to_compact" | "in_flight";
     /** For in_flight: the job already compacting this conversation. */
     inFlightId?: string;
+    /** For nothing_to_compact: as for a single compaction. Absent from batches stored by versions before it was added. */
+    stillAboveThreshold?: NothingToCompact["stillAboveThreshold"];
   })[];
   metadata?: Record<string, unknown>;
 }

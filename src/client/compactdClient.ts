@@ -121,7 +121,9 @@ export class CompactdClient {
 
   /**
    * Submits a compaction. Answers `nothing_to_compact` at once when nothing
-   * lies outside the keep-recent budget (no job is queued). Otherwise the job
+   * lies outside the keep-recent budget (no job is queued); its
+   * `stillAboveThreshold` says when the context is too large all the same,
+   * which compacting again will not change. Otherwise the job
    * is queued and, with `wait`, followed until it finishes or `wait` seconds
    * have passed, whichever comes first.
    */

@@ -4,6 +4,7 @@
  */
 import { apply, keptMessages, type KeptMessages } from "./apply.js";
 import { causeOfError, degradedReasonOf, failsAgainForSameRequest, type Degradation, type DegradationCause } from "./degradation.js";
+import { isContextAboveThreshold } from "./contextAboveThreshold.js";
 import { CompactionDisabledError, NothingToCompactError } from "./errors.js";
 import { formatFileOperations } from "./fileOperations.js";
 import type { FittedInput } from "./fitSummarizerInput.js";
@@ -216,8 +217,9 @@ export class Compactor {
 
   /**
    * Compacts `conversation`. Throws {@link NothingToCompactError} when nothing
-   * lies outside the keep-recent budget (no LLM call is made), and
-   * {@link CompactionDisabledError} for a threshold compaction while disabled.
+   * lies outside the keep-recent budget (no LLM call is made; its
+   * `stillAboveThreshold` says whether the context is above the threshold
+   * all the same), and {@link CompactionDisabledError} for a threshold compaction while disabled.
    * Summarizer failures do not throw: they produce a degraded result.
    * Without options it is a manual compaction.
    */
@@ -239,7 +241,6 @@ export class Compactor {
     if (options.reason === "threshold" && !this.settings.enabled) throw new CompactionDisabledError();
     const estimator = new TokenEstimator({ usageTokens: options.usageTokens, known: options.knownCounts });
     const planned = await this.planFrom(source, options, estimator);
-    if (planned === null) throw new NothingToCompactError();
     const { after, historyRequests, freshRequests, countRequest, rootLine } = planned;
     // Read again only by a fallback to the offline summary, once for both ranges.
     let reread: Promise<Conversation> | undefined;
@@ -304,12 +305,14 @@ export class Compactor {
    * and the rest of the preparation are garbage while the calls are in
    * flight, which is most of a compaction's life. (The conversation is read
    * in here, not in the caller's frame, so nothing of it outlives this call.)
-   * Null when there is nothing to compact.
+   * Throws {@link NothingToCompactError} when there is nothing to compact,
+   * saying whether the context is above the threshold all the same (asked
+   * here, while the conversation and the plan's counts are at hand).
    */
-  private async planFrom(source: ConversationSource, options: CompactOptions, estimator: TokenEstimator): Promise<Plan | null> {
+  private async planFrom(source: ConversationSource, options: CompactOptions, estimator: TokenEstimator): Promise<Plan> {
     const conversation = await source.read();
     const prep = prepare(conversation, this.settings, estimator, options.instructions);
-    if (prep === null) return null;
+    if (prep === null) throw new NothingToCompactError(isContextAboveThreshold(conversation, this.settings, estimator));
     const historyRequests = userRequestsOf(prep.messagesToSummarize);
     const freshRequests = [...historyRequests, ...userRequestsOf(prep.turnPrefixMessages)];
     const countRequest = requestCounter(estimator, freshRequests, conversation.messages);

@@ -12,8 +12,15 @@
  */
 export class NothingToCompactError extends Error {
   readonly code = "nothing_to_compact";
-  constructor() {
-    super("compaction: nothing outside the keep-recent budget");
+  /**
+   * @param stillAboveThreshold The context is above the threshold all the
+   * same (what is kept verbatim is too large for the window; see
+   * contextAboveThreshold.ts). A stop signal alone reads as "all is well";
+   * this agent cannot continue against its model, and compaction is not
+   * the remedy, so the error says so, as a result's `stillAboveThreshold` does.
+   */
+  constructor(readonly stillAboveThreshold: boolean) {
+    super(`compaction: nothing outside the keep-recent budget${stillAboveThreshold ? ", yet the context is above the threshold (window minus reserve), which compaction cannot shrink" : ""}`);
     this.name = "NothingToCompactError";
   }
 }

@@ -89,8 +89,9 @@ export interface Metrics {
   readonly degradedTotal: Counter<"reason">;
   /**
    * Compactions whose result is still above the threshold (the result's
-   * `stillAboveThreshold`); reason as for degradedTotal. Their agents cannot
-   * compact their way below it.
+   * `stillAboveThreshold`), and nothing-to-compact answers whose context is
+   * above it (theirs); reason as for degradedTotal. Their agents cannot
+   * compact their way below it, whichever answer they got.
    */
   readonly stillAboveThresholdTotal: Counter<"reason">;
   /**
@@ -170,7 +171,7 @@ export function createMetrics(registry: Registry = new Registry()): Metrics {
     }),
     stillAboveThresholdTotal: new Counter({
       name: "compactd_still_above_threshold_total",
-      help: "Compactions whose context came out still above the threshold (window minus reserve), so compacting again cannot help, by compaction reason.",
+      help: "Compactions whose context came out still above the threshold (window minus reserve), and nothing_to_compact answers whose context was above it, so compacting again cannot help, by compaction reason.",
       labelNames: ["reason"],
       registers,
     }),

@@ -17,7 +17,11 @@ import type { FinalStatus } from "./resultStore.js";
 
 export type BatchItem =
   | { readonly status: "queued"; readonly id: string }
-  | { readonly status: "nothing_to_compact" }
+  /**
+   * `stillAboveThreshold`: the item's context is above the threshold all the
+   * same (see Intake); absent from batches stored by a version before it.
+   */
+  | { readonly status: "nothing_to_compact"; readonly stillAboveThreshold?: boolean }
   /** The item's conversation already had this compaction in flight; it was not queued again. */
   | { readonly status: "in_flight"; readonly inFlightId: string };
 

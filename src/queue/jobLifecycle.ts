@@ -68,8 +68,12 @@ export type Cancellation =
 export interface JobLifecycle {
   /** Adds a job and its payload under `jobId`; `idempotent` says whether the id may already exist (see submitCompaction). */
   submit(jobId: string, submission: CompactionSubmission, idempotent: boolean): Promise<SubmitOutcome>;
-  /** A request that needed no job: counted like an outcome. */
-  nothingToCompact(reason: Reason): void;
+  /**
+   * A request that needed no job: counted like an outcome, and with the
+   * compactions left above the threshold when its context is above it all
+   * the same (both kinds of answer leave that agent unable to continue).
+   */
+  nothingToCompact(reason: Reason, stillAboveThreshold: boolean): void;
   /** Job `jobId` as the API shows it; undefined when unknown or another tenant's. */
   view(tenant: string, jobId: string): Promise<JobView | undefined>;
   /** As {@link view}, telling a job Redis does not hold (undefined) from another tenant's. */
@@ -198,7 +202,10 @@ export function createJobLifecycle({ queues, results, payloads, batches, metrics
 
   return {
     submit: (jobId, submission, idempotent) => submitWithPayload(queues.of(jobId), payloads, jobId, submission, idempotent),
-    nothingToCompact: (reason) => metrics.jobsTotal.inc({ reason, outcome: "nothing_to_compact" }),
+    nothingToCompact: (reason, stillAboveThreshold) => {
+      metrics.jobsTotal.inc({ reason, outcome: "nothing_to_compact" });
+      if (stillAboveThreshold) metrics.stillAboveThresholdTotal.inc({ reason });
+    },
     find,
     view: async (tenant, jobId) => {
       const found = await find(tenant, jobId);

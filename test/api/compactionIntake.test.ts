@@ -44,7 +44,7 @@ describe("intake", () => {
     const request = { messages: conversation(reactTurn({ rounds: 1, toolResultChars: 100 })), contextWindow: 100_000, reason: "manual", format: "auto" } as unknown as BatchItemRequest;
     const prepare = vi.mocked(preparation.prepare);
     prepare.mockClear();
-    expect(intake(request, { ...context, canonical: new CanonicalMessages() })).toEqual({ kind: "nothing_to_compact" });
+    expect(intake(request, { ...context, canonical: new CanonicalMessages() })).toEqual({ kind: "nothing_to_compact", stillAboveThreshold: false });
     expect(prepare).not.toHaveBeenCalled();
   });
 

@@ -52,6 +52,23 @@ function post(app: FastifyInstance, body: unknown, headers: Record<string, strin
   return app.inject({ method: "POST", url: "/v1/compactions", headers, payload: body as Record<string, unknown> });
 }
 
+/** A greeting before a pasted text of about 60,000 tokens: nothing to compact (the greeting cannot shrink), far above a 32,000-token window. */
+function greetingThenPaste(): unknown[] {
+  return [
+    { role: "user", content: "hi" },
+    { role: "assistant", content: "hello" },
+    { role: "user", content: "word ".repeat(60_000) },
+  ];
+}
+
+/** `compactd_still_above_threshold_total{reason}` as the API's /metrics shows it. */
+async function stillAboveThresholdCount(reason: string): Promise<number> {
+  const scraped = (await h.app.inject({ method: "GET", url: "/metrics" })).body;
+  const line = new RegExp(`^compactd_still_above_threshold_total\\{reason="${reason}"\\} (\\d+)$`, "m").exec(scraped);
+  if (line === null) throw new Error(`the API exports no compactd_still_above_threshold_total for reason ${reason}`);
+  return Number(line[1]);
+}
+
 let h: Harness;
 beforeAll(async () => {
   h = await harness("api");
@@ -95,9 +112,20 @@ describe("POST /v1/compactions", () => {
   it("answers nothing_to_compact at once, without queuing a job, when everything fits the keep-recent budget", async () => {
     const response = await post(h.app, { messages: reactTurn({ rounds: 1, toolResultChars: 50 }), contextWindow: 200_000 });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ status: "nothing_to_compact" });
+    expect(response.json()).toEqual({ status: "nothing_to_compact", stillAboveThreshold: false });
     const metrics = await h.metrics.registry.getSingleMetricAsString("compactd_jobs_total");
     expect(metrics).toMatch(/compactd_jobs_total\{reason="manual",outcome="nothing_to_compact"\} [1-9]/);
+  });
+
+  it("says when nothing to compact leaves the context above the threshold (a greeting before a paste larger than the window), and counts it", async () => {
+    const before = await stillAboveThresholdCount("overflow");
+    const response = await post(h.app, { messages: greetingThenPaste(), contextWindow: 32_000, reason: "overflow" });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ status: "nothing_to_compact", stillAboveThreshold: true });
+    expect(await stillAboveThresholdCount("overflow")).toBe(before + 1);
+    // One below the threshold is not counted.
+    await post(h.app, { messages: reactTurn({ rounds: 1, toolResultChars: 50 }), contextWindow: 200_000, reason: "overflow" });
+    expect(await stillAboveThresholdCount("overflow")).toBe(before + 1);
   });
 
   it("queues a compaction and points at it", async () => {
@@ -285,6 +313,7 @@ describe("batches", () => {
           compactable({ conversationId: "b-1" }),
           { messages: reactTurn({ rounds: 1 }), contextWindow: 200_000 },
           compactable({ conversationId: "b-3" }),
+          { messages: greetingThenPaste(), contextWindow: 32_000 },
         ],
         metadata: { run: 7 },
       },
@@ -292,9 +321,12 @@ describe("batches", () => {
     expect(response.statusCode).toBe(202);
     const batch = response.json();
     expect(response.headers.location).toBe(`/v1/batches/${batch.id}`);
-    expect(batch.items.map((item: { status: string }) => item.status)).toEqual(["queued", "nothing_to_compact", "queued"]);
+    expect(batch.items.map((item: { status: string }) => item.status)).toEqual(["queued", "nothing_to_compact", "queued", "nothing_to_compact"]);
+    const nothing = [{ status: "nothing_to_compact", stillAboveThreshold: false }, { status: "nothing_to_compact", stillAboveThreshold: true }];
+    expect([batch.items[1], batch.items[3]]).toEqual(nothing);
     const view = await h.app.inject({ method: "GET", url: `/v1/batches/${batch.id}`, headers: bearer("acme") });
-    expect(view.json()).toMatchObject({ status: "running", counts: { queued: 2, nothing_to_compact: 1 }, metadata: { run: 7 } });
+    expect(view.json()).toMatchObject({ status: "running", counts: { queued: 2, nothing_to_compact: 2 }, metadata: { run: 7 } });
+    expect([view.json().items[1], view.json().items[3]]).toEqual(nothing);
     const asGlobex = await h.app.inject({ method: "GET", url: `/v1/batches/${batch.id}`, headers: bearer("globex") });
     expect(asGlobex.statusCode).toBe(404);
   });

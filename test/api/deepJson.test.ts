@@ -66,7 +66,7 @@ describe("a tool input nested 50,000 levels deep, sent to the HTTP API", () => {
     const atBound = deeplyNestedJson(MAX_NESTING_DEPTH - 5);
     const answer = await post("/v1/compactions", request(toolCallWithInput(atBound)));
     expect(answer.status).toBe(200);
-    expect(answer.body).toEqual({ status: "nothing_to_compact" });
+    expect(answer.body).toEqual({ status: "nothing_to_compact", stillAboveThreshold: false });
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
   });
 });

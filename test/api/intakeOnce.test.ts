@@ -100,7 +100,7 @@ describe("an idempotent POST that queues a job", () => {
 
       getJob.mockClear();
       const nothing = await post({ messages: [{ role: "user", content: "hi" }], contextWindow: 20_000 }, "get-once-nothing");
-      expect(nothing.json()).toEqual({ status: "nothing_to_compact" });
+      expect(nothing.json()).toEqual({ status: "nothing_to_compact", stillAboveThreshold: false });
       expect(getJob).toHaveBeenCalledTimes(1);
     } finally {
       getJob.mockRestore();

@@ -127,7 +127,7 @@ describe("a body taken in on an intake thread", () => {
         await queue.close();
       }
       const small = await send(strict, "/v1/compactions", JSON.stringify({ messages: [{ role: "user", content: "hi" }], contextWindow: 20_000 }));
-      expect(small.json()).toEqual({ status: "nothing_to_compact" });
+      expect(small.json()).toEqual({ status: "nothing_to_compact", stillAboveThreshold: false });
     } finally {
       await strict.app.close();
       await deleteKeysUnder(strict.config.queuePrefix);

@@ -19,7 +19,7 @@ describe("runApi", () => {
       headers: { ...bearer("acme"), "content-type": "application/json" },
       body: JSON.stringify({ messages: [{ role: "user", content: "hi" }], contextWindow: 100_000 }),
     });
-    expect(await submitted.json()).toEqual({ status: "nothing_to_compact" });
+    expect(await submitted.json()).toEqual({ status: "nothing_to_compact", stillAboveThreshold: false });
 
     await api.close();
     await expect(fetch(`${base}/healthz`)).rejects.toThrow();

@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -66,7 +66,26 @@ describe("compactd compact", () => {
   it("exits 3 with nothing_to_compact when everything fits the keep-recent budget", async () => {
     const run = await runCli(["compact", smallFile, "--context-window", "200000"], { env: noKey });
     expect(run.code).toBe(3);
-    expect(JSON.parse(run.stdout)).toEqual({ status: "nothing_to_compact" });
+    expect(JSON.parse(run.stdout)).toEqual({ status: "nothing_to_compact", stillAboveThreshold: false });
+    expect(run.stderr).toBe("compactd: ANTHROPIC_API_KEY is not set; using the offline summarizer (structured extract, no model)\n");
+  });
+
+  it("exits 3 and says on stderr when nothing to compact leaves the context above the threshold: a greeting before a paste larger than the window", async () => {
+    const file = path.join(dir, "greeting-then-paste.json");
+    await writeFile(file, JSON.stringify({ messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }, { role: "user", content: "word ".repeat(60_000) }] }));
+    const run = await runCli(["compact", file, "--context-window", "32000", "--summarizer", "offline"], { env: noKey });
+    expect(run.code).toBe(3);
+    expect(JSON.parse(run.stdout)).toEqual({ status: "nothing_to_compact", stillAboveThreshold: true });
+    expect(run.stderr).toBe(
+      `compactd: ${file}: nothing to compact, yet the context is still above the 15616 the window leaves besides the reserve (the system prompt and the newest messages are kept verbatim, whatever their size); compaction cannot shrink it: shrink the largest messages, or use a larger window\n`,
+    );
+    // A directory's line for the file says the same.
+    const sub = await mkdtemp(path.join(tmpdir(), "compactd-cli-above-"));
+    await writeFile(path.join(sub, "paste.json"), await readFile(file));
+    const inDir = await runCli(["compact", sub, "--context-window", "32000", "--summarizer", "offline"], { env: noKey });
+    expect(inDir.code).toBe(3);
+    expect(JSON.parse(inDir.stdout)).toEqual({ file: path.join(sub, "paste.json"), status: "nothing_to_compact", stillAboveThreshold: true });
+    expect(inDir.stderr).toContain("nothing to compact, yet the context is still above the 15616");
   });
 
   it("reads the conversation from stdin with -", async () => {

@@ -70,7 +70,7 @@ describe("CompactdClient against a running API and worker", () => {
 
   it("answers nothing_to_compact without a job when everything fits the keep-recent budget", async () => {
     const outcome = await client.compact({ messages: [{ role: "user", content: "hello" }], contextWindow: 20_000 }, { wait: 30 });
-    expect(outcome).toEqual({ status: "nothing_to_compact" });
+    expect(outcome).toEqual({ status: "nothing_to_compact", stillAboveThreshold: false });
   });
 
   it("returns a queued job at once without wait, and get follows it to its result", async () => {
@@ -86,7 +86,7 @@ describe("CompactdClient against a running API and worker", () => {
       metadata: { run: "nightly" },
     });
     expect(batch.items[0]!.id).toMatch(/^cmp_/);
-    expect(batch.items[1]).toEqual({ status: "nothing_to_compact" });
+    expect(batch.items[1]).toEqual({ status: "nothing_to_compact", stillAboveThreshold: false });
     let current = batch;
     await waitUntil(async () => (current = await client.getBatch(batch.id)).status === "completed", "the batch completes", 30_000);
     expect(current.counts).toEqual({ completed: 1, nothing_to_compact: 1 });

@@ -143,6 +143,20 @@ describe("Compactor", () => {
     const { compactor, summarizer } = compactorWith();
     await expect(compactor.compact(parseConversation(reactTurn({ rounds: 2 })), manual)).rejects.toBeInstanceOf(NothingToCompactError);
     await expect(compactor.compact(parseConversation(reactTurn({ rounds: 2 })), manual)).rejects.toThrow("compaction: nothing outside the keep-recent budget");
+    await expect(compactor.compact(parseConversation(reactTurn({ rounds: 2 })), manual)).rejects.toMatchObject({ stillAboveThreshold: false });
+    expect(summarizer.requests).toHaveLength(0);
+  });
+
+  it("says when nothing to compact leaves the context above the threshold: a greeting before a paste larger than the window", async () => {
+    const { compactor, summarizer } = compactorWith(undefined, { contextWindow: 32_000 });
+    const pasted = parseConversation([
+      { role: "user", content: "hi" },
+      { role: "assistant", content: "hello" },
+      { role: "user", content: "word ".repeat(60_000) },
+    ]);
+    const refusal = compactor.compact(pasted, manual);
+    await expect(refusal).rejects.toBeInstanceOf(NothingToCompactError);
+    await expect(refusal).rejects.toMatchObject({ stillAboveThreshold: true, message: expect.stringContaining("above the threshold") });
     expect(summarizer.requests).toHaveLength(0);
   });
 

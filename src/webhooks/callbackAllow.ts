@@ -28,12 +28,26 @@ function canonicalHost(hostname: string): string {
   return withoutRootDot(hostname).toLowerCase();
 }
 
+/** RFC 6874's characters of an IPv6 zone id ("%eth0"), which the chart's schema allows too. */
+const ZONE_ID = /^[0-9A-Za-z._~-]+$/;
+
+/**
+ * node:net's isIP, except that an IPv6 zone id must be RFC 6874's: isIP takes
+ * any text after "%" (`::%eth0::`), which names no interface and which the
+ * chart's schema refuses, so the two would disagree on what starts.
+ */
+function ipFamily(text: string): number {
+  const family = isIP(text);
+  const zone = text.indexOf("%");
+  return zone < 0 || ZONE_ID.test(text.slice(zone + 1)) ? family : 0;
+}
+
 function cidrParts(entry: string): { network: string; prefix: number; family: 4 | 6 } | null {
   const slash = entry.indexOf("/");
   if (slash < 0) return null;
   const network = entry.slice(0, slash);
   const prefixText = entry.slice(slash + 1);
-  const family = isIP(network);
+  const family = ipFamily(network);
   if ((family !== 4 && family !== 6) || !/^\d{1,3}$/.test(prefixText)) return null;
   const prefix = Number(prefixText);
   if (prefix > (family === 4 ? 32 : 128)) return null;
@@ -46,7 +60,7 @@ function cidrParts(entry: string): { network: string; prefix: number; family: 4 
  * nothing.
  */
 export function allowEntryProblem(entry: string): string | null {
-  if (isIP(entry) !== 0) return null;
+  if (ipFamily(entry) !== 0) return null;
   if (entry.includes("/")) {
     return cidrParts(entry) ? null : `"${entry}" is not a CIDR (an IP address, "/", a prefix length that fits it)`;
   }
@@ -67,7 +81,7 @@ export function parseCallbackAllow(entries: readonly string[]): CallbackAllow {
   for (const entry of entries) {
     const problem = allowEntryProblem(entry);
     if (problem) throw new Error(`COMPACTD_CALLBACK_ALLOW: ${problem}`);
-    const family = isIP(entry);
+    const family = ipFamily(entry);
     const cidr = cidrParts(entry);
     if (family === 4 || family === 6) addresses.addAddress(entry, family === 4 ? "ipv4" : "ipv6");
     else if (cidr) addresses.addSubnet(cidr.network, cidr.prefix, cidr.family === 4 ? "ipv4" : "ipv6");

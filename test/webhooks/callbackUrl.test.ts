@@ -132,7 +132,15 @@ describe("allowEntryProblem", () => {
     },
   );
 
-  it.each(["hooks.internal", "HOOKS.Internal.", "*.svc.cluster.local", "xn--bcher-kva.corp", "10.0.0.0/8", "fd00::/8"])("takes %j", (entry) => {
-    expect(allowEntryProblem(entry)).toBeNull();
+  it.each(["hooks.internal", "HOOKS.Internal.", "*.svc.cluster.local", "xn--bcher-kva.corp", "10.0.0.0/8", "fd00::/8", "fe80::1%eth0", "fe80::1%en0.1/64"])(
+    "takes %j",
+    (entry) => {
+      expect(allowEntryProblem(entry)).toBeNull();
+    },
+  );
+
+  // node:net takes any text after "%" as an IPv6 zone; RFC 6874 allows unreserved characters only, as the chart's schema does.
+  it.each(["::%eth0::", "fe80::1%", "fe80::1%eth 0", "fe80::1%a/b/64", "fe80::1%\u00e9th0"])("refuses the IPv6 zone of %j", (entry) => {
+    expect(allowEntryProblem(entry)).not.toBeNull();
   });
 });
